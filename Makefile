@@ -1,0 +1,36 @@
+# The two front-door commands: `make run` (everything) and `make test` (the suite).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+
+.PHONY: run test venv migrate demo check clean
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+migrate: venv
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py demo_data
+
+## run: install, migrate, load demo data, start web + worker + beat (+ agent)
+run: demo
+	PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+
+## test: install and run the test suite (SQLite, or DATABASE_URL)
+test: venv
+	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
+
+check: venv
+	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) manage.py check
+
+clean:
+	rm -rf $(VENV) data

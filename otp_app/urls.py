@@ -1,0 +1,2 @@
+"""OTP routes under /api/v1/."""
+urlpatterns = []

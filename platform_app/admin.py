@@ -1,0 +1,64 @@
+"""Staff views of the identity and workspace models. Secrets (hashes) are never listed."""
+from django.contrib import admin
+from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
+
+from platform_app.models import ApiToken, AuditEvent, AuthSession, Membership, User, Workspace
+
+
+@admin.register(User)
+class UserAdmin(BaseUserAdmin):
+    ordering = ("email",)
+    list_display = ("email", "name", "is_staff", "is_active", "date_joined", "last_login")
+    list_filter = ("is_staff", "is_active")
+    search_fields = ("email", "name")
+    readonly_fields = ("id", "date_joined", "last_login")
+    fieldsets = (
+        (None, {"fields": ("id", "email", "name", "password")}),
+        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Dates", {"fields": ("date_joined", "last_login")}),
+    )
+    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),)
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ("user",)
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "id", "created_at")
+    search_fields = ("slug", "name", "id")
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("user", "workspace", "role", "created_at")
+    list_filter = ("role",)
+    search_fields = ("user__email", "workspace__slug")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "prefix", "user", "workspace", "scopes", "expires_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__email")
+    exclude = ("token_hash",)
+    readonly_fields = ("id", "prefix", "user", "workspace", "scopes", "created_at", "last_used_at")
+
+
+@admin.register(AuthSession)
+class AuthSessionAdmin(admin.ModelAdmin):
+    list_display = ("id", "user", "kind", "ip", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("kind",)
+    search_fields = ("user__email", "ip")
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "workspace", "actor", "action", "target_type", "target_id")
+    list_filter = ("action",)
+    search_fields = ("action", "target_id", "workspace__slug", "actor__email")
+    readonly_fields = [f.name for f in AuditEvent._meta.fields]

@@ -1,0 +1,79 @@
+"""API tokens: the caller's own (`/v1/user/tokens`) and a workspace's (`O/api-tokens`)."""
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from config.errors import NotFound
+from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint
+from platform_app.api.serializers import ApiTokenCreatedSerializer, ApiTokenSerializer
+from platform_app.models import ApiToken
+from platform_app.services import tokens as token_services
+from platform_app.services.workspaces import workspace_for_member
+
+
+class TokenCreateInput(InputSerializer):
+    name = serializers.CharField(max_length=100)
+    scopes = serializers.JSONField(help_text='"read,deploy" or ["read", "deploy"]')
+    expires = serializers.CharField(required=False, allow_null=True, allow_blank=True, default=None,
+                                    help_text="30m, 12h, 90d, 2w or null (never)")
+    org_id = serializers.CharField(required=False, allow_null=True, default=None,
+                                   help_text="Bind to one workspace (id or slug); null: all of yours.")
+
+
+class WorkspaceTokenCreateInput(TokenCreateInput):
+    org_id = None
+
+
+def _create(view, request, workspace):
+    data = (TokenCreateInput if workspace is None else WorkspaceTokenCreateInput)(data=request.data)
+    data.is_valid(raise_exception=True)
+    v = data.validated_data
+    scopes, expires = token_services.validate_token_input(scopes=v["scopes"], expires=v.get("expires"))
+    if workspace is None and v.get("org_id"):
+        workspace, _ = workspace_for_member(user=request.user, ref=v["org_id"])
+    actor = view.actor
+    if actor and actor.workspace_id and (workspace is None or workspace.pk != actor.workspace_id):
+        # a bound token cannot mint a token reaching further than itself
+        raise NotFound("No such workspace.")
+    token, raw = token_services.api_token_create(user=request.user, name=v["name"], scopes=scopes, expires=expires,
+                                                 workspace=workspace, ip=view.ip)
+    return Response(ApiTokenCreatedSerializer(token, context={"plain_token": raw}).data, status=201)
+
+
+class UserTokenListView(PlatformView):
+    @endpoint(scope="read", response=ApiTokenSerializer(many=True), summary="Your API tokens (metadata only)")
+    def get(self, request):
+        return cursor_page(request, ApiToken.objects.filter(user=request.user, revoked_at__isnull=True),
+                           ApiTokenSerializer)
+
+    @endpoint(scope="admin", status=201, request=TokenCreateInput, response=ApiTokenCreatedSerializer,
+              summary="Create an API token", description="The plain `token` is in this response only.")
+    def post(self, request):
+        return _create(self, request, None)
+
+
+class UserTokenDetailView(PlatformView):
+    @endpoint(scope="admin", response=ApiTokenSerializer, summary="Revoke an API token immediately")
+    def delete(self, request, token_id):
+        token = token_services.api_token_get(user=request.user, token_id=token_id)
+        token = token_services.api_token_revoke(token=token, actor=request.user, ip=self.ip)
+        return Response(ApiTokenSerializer(token).data)
+
+
+class WorkspaceTokenListView(PlatformView):
+    @endpoint(scope="admin", response=ApiTokenSerializer(many=True), summary="Tokens bound to this workspace")
+    def get(self, request, org_id):
+        return cursor_page(request, ApiToken.objects.filter(workspace=self.workspace, revoked_at__isnull=True),
+                           ApiTokenSerializer)
+
+    @endpoint(scope="admin", status=201, request=WorkspaceTokenCreateInput, response=ApiTokenCreatedSerializer,
+              summary="Create a token bound to this workspace")
+    def post(self, request, org_id):
+        return _create(self, request, self.workspace)
+
+
+class WorkspaceTokenDetailView(PlatformView):
+    @endpoint(scope="admin", response=ApiTokenSerializer, summary="Revoke a workspace token")
+    def delete(self, request, org_id, token_id):
+        token = token_services.api_token_get(user=request.user, token_id=token_id, workspace=self.workspace)
+        token = token_services.api_token_revoke(token=token, actor=request.user, ip=self.ip)
+        return Response(ApiTokenSerializer(token).data)

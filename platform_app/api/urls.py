@@ -1,0 +1,33 @@
+"""Every `/v1` route of the platform (and `/health`). `O` = `orgs/<org_id>`."""
+from django.urls import path
+
+from platform_app.api import auth, mfa, tokens, workspaces
+
+O = "orgs/<str:org_id>"
+
+urlpatterns = [
+    # Session and identity
+    path("auth/sign-up", auth.SignUpView.as_view()),
+    path("auth/sign-in", auth.SignInView.as_view()),
+    path("auth/refresh", auth.RefreshView.as_view()),
+    path("auth/sign-out", auth.SignOutView.as_view()),
+    path("auth/me", auth.MeView.as_view()),
+    path("auth/sessions", auth.SessionListView.as_view()),
+    path("auth/sessions/revoke-all", auth.SessionRevokeAllView.as_view()),
+    path("auth/sessions/<str:session_id>/revoke", auth.SessionRevokeView.as_view()),
+    path("auth/ws-token", auth.StreamTokenView.as_view()),
+    path("auth/token/introspect", auth.IntrospectView.as_view()),
+    # MFA
+    path("auth/mfa", mfa.FactorListView.as_view()),
+    path("auth/mfa/totp", mfa.TotpEnrolView.as_view()),
+    path("auth/mfa/totp/confirm", mfa.TotpConfirmView.as_view()),
+    path("auth/mfa/<str:factor_id>", mfa.FactorDeleteView.as_view()),
+    # API tokens
+    path("user/tokens", tokens.UserTokenListView.as_view()),
+    path("user/tokens/<str:token_id>", tokens.UserTokenDetailView.as_view()),
+    path(f"{O}/api-tokens", tokens.WorkspaceTokenListView.as_view()),
+    path(f"{O}/api-tokens/<str:token_id>", tokens.WorkspaceTokenDetailView.as_view()),
+    # Workspaces
+    path("orgs", workspaces.WorkspaceListView.as_view()),
+    path(O, workspaces.WorkspaceDetailView.as_view()),
+]

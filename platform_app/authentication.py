@@ -1,0 +1,71 @@
+"""How a `/v1` request proves who it is: bearer API token, bearer access JWT, or
+the dashboard session cookie (with CSRF)."""
+from dataclasses import dataclass, field
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework.authentication import BaseAuthentication, SessionAuthentication, get_authorization_header
+
+from config.errors import Unauthenticated
+from platform_app.choices import Scope
+from platform_app.services.auth import session_active
+from platform_app.services.keys import token_verify
+from platform_app.services.tokens import TOKEN_PREFIX, api_token_authenticate
+
+
+@dataclass
+class Actor:
+    """What a request acts as: its scopes and, for a token, its workspace binding."""
+
+    type: str  # "session" | "api_token"
+    scopes: set = field(default_factory=set)
+    token: object = None
+    session: object = None
+
+    @property
+    def workspace_id(self):
+        return self.token.workspace_id if self.token is not None else None
+
+
+FULL = {Scope.ADMIN.value}
+
+
+class BearerAuthentication(BaseAuthentication):
+    """`Authorization: Bearer svc_...` (API token) or `Bearer <RS256 access JWT>`."""
+
+    def authenticate(self, request):
+        header = get_authorization_header(request).split()
+        if not header or header[0].lower() != b"bearer":
+            return None
+        if len(header) != 2:
+            raise Unauthenticated("Malformed Authorization header; expected `Bearer <token>`.")
+        raw = header[1].decode(errors="replace")
+        if raw.startswith(TOKEN_PREFIX):
+            token = api_token_authenticate(raw)
+            return token.user, Actor("api_token", set(token.scopes), token=token)
+        claims = token_verify(raw, audience="platform")
+        session = session_active(claims.get("sid", ""))
+        if str(session.user_id) != claims["sub"]:
+            raise Unauthenticated("The access token does not match its session.", code="invalid_token")
+        return session.user, Actor("session", set(FULL), session=session)
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="api"'
+
+
+class CookieSessionAuthentication(SessionAuthentication):
+    """The dashboard's Django session cookie; writes need the CSRF token."""
+
+    def authenticate(self, request):
+        result = super().authenticate(request)
+        if result is None:
+            return None
+        return result[0], Actor("session", set(FULL))
+
+
+class BearerScheme(OpenApiAuthenticationExtension):
+    target_class = "platform_app.authentication.BearerAuthentication"
+    name = "bearerAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                "description": "An API token `svc_...` or an access JWT from sign-in."}

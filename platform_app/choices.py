@@ -1,0 +1,23 @@
+from django.db import models
+
+
+class Role(models.TextChoices):
+    OWNER = "owner"
+    ADMIN = "admin"
+    DEVELOPER = "developer"
+    VIEWER = "viewer"
+    BILLING = "billing"
+
+
+class Scope(models.TextChoices):
+    READ = "read"
+    DEPLOY = "deploy"
+    ENV_READ = "env:read"
+    ENV_WRITE = "env:write"
+    DOMAINS = "domains"
+    ADMIN = "admin"
+
+
+class SessionKind(models.TextChoices):
+    PLATFORM = "platform"
+    WAREHOUSE = "warehouse"

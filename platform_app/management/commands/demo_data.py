@@ -1,0 +1,42 @@
+"""Create (or refresh) the demo account and workspace that `make run` prints."""
+import importlib
+
+from django.core.management.base import BaseCommand
+
+from platform_app.models import Membership, User, Workspace
+from platform_app.services.keys import signing_key
+from platform_app.services.workspaces import workspace_create
+
+DEMO_EMAIL = "demo@example.com"
+DEMO_PASSWORD = "demo-password-2026"
+# Each module has `load(*, user, workspace, stdout)` adding that area's demo data idempotently.
+DEMO_MODULES = ["platform_app.demo", "otp_app.demo", "warehouse_app.demo"]
+
+
+class Command(BaseCommand):
+    help = "Create the demo user, workspace and sample data of every service (idempotent)."
+
+    def handle(self, *args, **options):
+        signing_key()  # generate the development JWT key before web and worker start
+        user = User.objects.filter(email=DEMO_EMAIL).first()
+        if user is None:
+            user = User.objects.create_superuser(email=DEMO_EMAIL, password=DEMO_PASSWORD, name="Demo User")
+        workspace = Workspace.objects.filter(slug="demo").first()
+        if workspace is None:
+            workspace = workspace_create(user=user, name="Demo", slug="demo")
+        elif not Membership.objects.filter(workspace=workspace, user=user).exists():
+            Membership.objects.create(workspace=workspace, user=user, role="owner")
+        for module in DEMO_MODULES:
+            try:
+                load = importlib.import_module(module).load
+            except ModuleNotFoundError:
+                continue
+            load(user=user, workspace=workspace, stdout=self.stdout)
+        self.stdout.write(self.style.SUCCESS(
+            "\nDemo data ready.\n"
+            f"  Sign in at http://localhost:8000/admin/ (staff) or POST /v1/auth/sign-in\n"
+            f"  email:     {DEMO_EMAIL}\n"
+            f"  password:  {DEMO_PASSWORD}\n"
+            f"  workspace: demo ({workspace.pk})\n"
+        ))
+

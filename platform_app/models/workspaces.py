@@ -1,0 +1,43 @@
+"""Workspaces (`orgs` in paths) and their members."""
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from config.ids import PrefixedIdField
+from platform_app.choices import Role
+
+__all__ = ("Workspace", "Membership")
+
+
+class Workspace(models.Model):
+    """A team: owns projects, tokens, billing. Addressed by id or slug."""
+
+    id = PrefixedIdField(prefix="org")
+    slug = models.SlugField(max_length=48, unique=True)
+    name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces")
+
+    class Meta:
+        ordering = ("name",)
+
+    def __str__(self):
+        return self.slug
+
+
+class Membership(models.Model):
+    """A user's role in one workspace."""
+
+    id = PrefixedIdField(prefix="mem")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("created_at",)
+        constraints = [models.UniqueConstraint(fields=["workspace", "user"], name="membership_unique_user")]
+
+    def __str__(self):
+        return f"{self.user} in {self.workspace} ({self.role})"

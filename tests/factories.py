@@ -1,0 +1,55 @@
+"""Factories shared by every app's tests: users, workspaces, memberships, tokens."""
+import factory
+from factory.django import DjangoModelFactory
+
+from platform_app.models import ApiToken, Membership, User, Workspace
+from platform_app.services.keys import sha256_hex
+
+PASSWORD = "correct-horse-battery-9"
+
+
+class UserFactory(DjangoModelFactory[User]):
+    class Meta:
+        model = User
+        skip_postgeneration_save = True
+
+    email = factory.Sequence(lambda n: f"user{n}@example.com")
+    name = factory.Faker("name")
+
+    @factory.post_generation
+    def password(self, create, extracted, **kwargs):
+        self.set_password(extracted or PASSWORD)
+        if create:
+            self.save(update_fields=["password"])
+
+
+class WorkspaceFactory(DjangoModelFactory[Workspace]):
+    class Meta:
+        model = Workspace
+
+    name = factory.Sequence(lambda n: f"Workspace {n}")
+    slug = factory.Sequence(lambda n: f"workspace-{n}")
+
+
+class MembershipFactory(DjangoModelFactory[Membership]):
+    class Meta:
+        model = Membership
+
+    workspace = factory.SubFactory(WorkspaceFactory)
+    user = factory.SubFactory(UserFactory)
+    role = "owner"
+
+
+class ApiTokenFactory(DjangoModelFactory[ApiToken]):
+    """`ApiTokenFactory(raw="svc_...")` sets the hash of a known plain value."""
+
+    class Meta:
+        model = ApiToken
+        exclude = ("raw",)
+
+    user = factory.SubFactory(UserFactory)
+    name = factory.Sequence(lambda n: f"token {n}")
+    raw = factory.Sequence(lambda n: f"svc_testtoken{n:06d}abcdefghijklmnopqrstuvwxyz")
+    prefix = factory.LazyAttribute(lambda o: o.raw[:12])
+    token_hash = factory.LazyAttribute(lambda o: sha256_hex(o.raw))
+    scopes = factory.LazyFunction(lambda: ["admin"])

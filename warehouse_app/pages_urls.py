@@ -1,0 +1,2 @@
+"""Public directory pages under /warehouses/."""
+urlpatterns = []

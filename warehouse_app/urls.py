@@ -1,0 +1,2 @@
+"""Warehouse routes under /api/."""
+urlpatterns = []
