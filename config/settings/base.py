@@ -153,3 +153,6 @@ LOGGING = {
 from .api import *  # noqa: E402,F401,F403
 from .celery import *  # noqa: E402,F401,F403
 from .identity import *  # noqa: E402,F401,F403
+from .platform import *  # noqa: E402,F401,F403
+from .otp import *  # noqa: E402,F401,F403
+from .warehouse import *  # noqa: E402,F401,F403

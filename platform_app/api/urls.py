@@ -1,5 +1,5 @@
 """Every `/v1` route of the platform (and `/health`). `O` = `orgs/<org_id>`."""
-from django.urls import path
+from django.urls import include, path
 
 from platform_app.api import auth, mfa, tokens, workspaces
 
@@ -30,4 +30,11 @@ urlpatterns = [
     # Workspaces
     path("orgs", workspaces.WorkspaceListView.as_view()),
     path(O, workspaces.WorkspaceDetailView.as_view()),
+]
+# Areas: each module lists its own routes.
+urlpatterns += [
+    path("", include("platform_app.api.urls_teams")),
+    path("", include("platform_app.api.urls_git")),
+    path("", include("platform_app.api.urls_deployments")),
+    path("", include("platform_app.api.urls_env")),
 ]

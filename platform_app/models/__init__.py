@@ -1,4 +1,10 @@
+"""One module per domain; each lists its models in `__all__`."""
 from .identity import *  # noqa: F401,F403
 from .workspaces import *  # noqa: F401,F403
 from .tokens import *  # noqa: F401,F403
 from .audit import *  # noqa: F401,F403
+from .projects import *  # noqa: F401,F403
+from .deployments import *  # noqa: F401,F403
+from .teams import *  # noqa: F401,F403  invitations
+from .git import *  # noqa: F401,F403  provider connections, linked identities
+from .env import *  # noqa: F401,F403  environments, env vars, secret findings, preview protection

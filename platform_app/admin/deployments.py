@@ -1,0 +1,1 @@
+"""Admin of the deployments area."""

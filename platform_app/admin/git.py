@@ -1,0 +1,1 @@
+"""Admin of the git area."""

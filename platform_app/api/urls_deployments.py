@@ -1,0 +1,2 @@
+"""Routes of the deployments area (mounted under /v1/)."""
+urlpatterns = []

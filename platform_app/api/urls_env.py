@@ -1,0 +1,2 @@
+"""Routes of the env area (mounted under /v1/)."""
+urlpatterns = []

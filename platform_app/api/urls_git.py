@@ -1,0 +1,2 @@
+"""Routes of the git area (mounted under /v1/)."""
+urlpatterns = []

@@ -1,0 +1,2 @@
+"""Routes of the teams area (mounted under /v1/)."""
+urlpatterns = []

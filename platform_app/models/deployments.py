@@ -1,0 +1,51 @@
+"""Deployments: one build of a project at a branch, and what serves it."""
+from django.db import models
+from django.utils import timezone
+
+from config.ids import PrefixedIdField
+
+__all__ = ("Deployment",)
+
+
+class Deployment(models.Model):
+    """A build and its artifact. States: queued → building → deploying → ready | error | canceled."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        BUILDING = "building"
+        DEPLOYING = "deploying"
+        READY = "ready"
+        ERROR = "error"
+        CANCELED = "canceled"
+
+    class Trigger(models.TextChoices):
+        MANUAL = "manual"
+        API = "api"
+        HOOK = "hook"
+        GIT = "git"
+
+    id = PrefixedIdField(prefix="dpl")
+    project = models.ForeignKey("platform_app.Project", on_delete=models.CASCADE, related_name="deployments")
+    env = models.CharField(max_length=64, default="preview", help_text="environment name")
+    branch = models.CharField(max_length=200)
+    commit_sha = models.CharField(max_length=64, blank=True)
+    trigger = models.CharField(max_length=16, choices=Trigger.choices, default=Trigger.MANUAL)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error_message = models.TextField(blank=True)
+    created_by = models.ForeignKey("platform_app.User", null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ready_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        indexes = [models.Index(fields=["project", "-created_at"])]
+
+    def __str__(self):
+        return self.id
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.READY, self.Status.ERROR, self.Status.CANCELED)

@@ -1,0 +1,1 @@
+"""Celery entry points, one module per domain."""
