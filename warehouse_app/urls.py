@@ -1,2 +1,7 @@
 """Warehouse routes under /api/."""
-urlpatterns = []
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("warehouse_app.urls_directory")),
+    path("", include("warehouse_app.urls_commerce")),
+]

@@ -1,3 +1,3 @@
-"""Settings of the platform service (filled by its area)."""
+"""Settings of the envvars area."""
 from .base import env  # noqa: F401
 from .celery import CELERY_BEAT_SCHEDULE  # noqa: F401

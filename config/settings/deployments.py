@@ -1,0 +1,3 @@
+"""Settings of the deployments area."""
+from .base import env  # noqa: F401
+from .celery import CELERY_BEAT_SCHEDULE  # noqa: F401

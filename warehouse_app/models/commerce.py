@@ -1,0 +1,2 @@
+"""(filled by its area)."""
+__all__ = ()

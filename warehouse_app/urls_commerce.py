@@ -1,0 +1,2 @@
+"""Warehouse commerce routes (mounted under /api/)."""
+urlpatterns = []

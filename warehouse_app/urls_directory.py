@@ -1,0 +1,2 @@
+"""Warehouse directory routes (mounted under /api/)."""
+urlpatterns = []
