@@ -81,3 +81,16 @@ def as_token():
 @pytest.fixture
 def alice_client(alice, as_user):
     return as_user(alice)
+
+
+@pytest.fixture
+def travel(time_machine):
+    """`travel(seconds)` moves the clock forward from now."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    def go(seconds: float):
+        time_machine.move_to(timezone.now() + timedelta(seconds=seconds), tick=False)
+
+    return go

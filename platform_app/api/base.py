@@ -142,8 +142,8 @@ class PlatformView(APIView):
 
     def get_permissions(self):
         handler = getattr(self, (self.request.method or "get").lower(), None)
-        if getattr(handler, "public", False):
-            return []
+        if handler is None or getattr(handler, "public", False):
+            return []  # public, or a method this view lacks: let DRF answer 405
         return super().get_permissions()
 
     @property

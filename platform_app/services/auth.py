@@ -111,26 +111,33 @@ def session_start(*, user, kind: str = SessionKind.PLATFORM, ip: str = "", user_
     return IssuedTokens(user, session, access, _new_refresh(session), ttl)
 
 
-@transaction.atomic
 def session_refresh(*, refresh_token: str, kind: str = SessionKind.PLATFORM) -> IssuedTokens:
     """Rotate: the presented token is spent and a new pair issued. Presenting a
     spent token again means it leaked: the whole session is revoked."""
+    result = _session_refresh_locked(refresh_token=refresh_token, kind=kind)
+    if isinstance(result, Unauthenticated):
+        raise result  # raised after commit, so a reuse revocation is kept
+    return result
+
+
+@transaction.atomic
+def _session_refresh_locked(*, refresh_token: str, kind: str):
     row = (RefreshToken.objects.select_for_update().select_related("session__user")
            .filter(token_hash=sha256_hex(refresh_token or ""), session__kind=kind).first())
     if row is None:
-        raise Unauthenticated("The refresh token is not valid.", code="invalid_token")
+        return Unauthenticated("The refresh token is not valid.", code="invalid_token")
     session = row.session
     now = timezone.now()
     if session.revoked_at is not None:
-        raise Unauthenticated("The session has been revoked.", code="token_revoked")
+        return Unauthenticated("The session has been revoked.", code="token_revoked")
     if row.used_at is not None:
         session_revoke(session=session, reason="refresh_reuse")
-        raise Unauthenticated("The refresh token was already used; the session has been revoked.",
-                              code="token_revoked")
+        return Unauthenticated("The refresh token was already used; the session has been revoked.",
+                               code="token_revoked")
     if row.expires_at <= now:
-        raise Unauthenticated("The refresh token has expired.", code="token_expired")
+        return Unauthenticated("The refresh token has expired.", code="token_expired")
     if not session.user.is_active:
-        raise Unauthenticated("The account is disabled.", code="token_revoked")
+        return Unauthenticated("The account is disabled.", code="token_revoked")
     row.used_at = now
     row.save(update_fields=["used_at"])
     AuthSession.objects.filter(pk=session.pk).update(last_used_at=now)
