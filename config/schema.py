@@ -21,6 +21,13 @@ class PlatformSchemaView(SpectacularAPIView):
         "DESCRIPTION": "Workspaces, projects, deployments. Bearer API tokens (`svc_...`) or access JWTs; "
                        "each operation states its required scope (`x-required-scope`).",
         "PREPROCESSING_HOOKS": ["config.schema.platform_paths"],
+        "APPEND_COMPONENTS": {"securitySchemes": {
+            "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT",
+                           "description": "An API token `svc_...` or an access JWT from sign-in. "
+                                          "The listed scope is the one the operation requires."},
+            "cookieAuth": {"type": "apiKey", "in": "cookie", "name": "sessionid",
+                           "description": "The dashboard session (writes need the CSRF token)."},
+        }},
         "POSTPROCESSING_HOOKS": [
             "drf_spectacular.hooks.postprocess_schema_enums",
             "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
