@@ -15,6 +15,7 @@ else:
         "data_folder_out": str(_queue),
         "processed_folder": str(_queue / "processed"),
         "store_processed": False,
+        "control_folder": str(_queue / "control"),
     }
 
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
