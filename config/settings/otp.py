@@ -1,3 +1,53 @@
-"""Settings of the otp service (filled by its area)."""
-from .base import env  # noqa: F401
-from .celery import CELERY_BEAT_SCHEDULE  # noqa: F401
+"""Settings of the one-time-code service."""
+import hashlib
+
+from .base import SECRET_KEY, env
+from .celery import CELERY_BEAT_SCHEDULE
+
+# Codes
+OTP_CODE_TTL_SECONDS = env.int("OTP_CODE_TTL_SECONDS", default=600)
+OTP_MAX_ATTEMPTS = env.int("OTP_MAX_ATTEMPTS", default=5)
+OTP_RESEND_COOLDOWN_SECONDS = env.int("OTP_RESEND_COOLDOWN_SECONDS", default=30)
+OTP_MAX_SENDS_PER_RECORD = env.int("OTP_MAX_SENDS_PER_RECORD", default=5)
+# Keyed hash of codes and the key that seals a code on its way to the delivery task.
+OTP_CODE_SECRET = env("OTP_CODE_SECRET", default="") or hashlib.sha256(f"otp-code:{SECRET_KEY}".encode()).hexdigest()
+
+# Abuse limits
+OTP_SENDS_PER_RECIPIENT = env.int("OTP_SENDS_PER_RECIPIENT", default=3)
+OTP_SENDS_PER_RECIPIENT_WINDOW = env.int("OTP_SENDS_PER_RECIPIENT_WINDOW", default=600)
+OTP_SENDS_PER_KEY_PER_MINUTE = env.int("OTP_SENDS_PER_KEY_PER_MINUTE", default=120)
+OTP_FAILED_RECORDS_PER_RECIPIENT = env.int("OTP_FAILED_RECORDS_PER_RECIPIENT", default=5)  # per 24 h
+OTP_IDEMPOTENCY_HOURS = 24
+
+# Money: integer minor units
+OTP_CURRENCY = env("OTP_CURRENCY", default="USD")
+OTP_PRICES = {
+    "sms": env.int("OTP_PRICE_SMS", default=45),
+    "whatsapp": env.int("OTP_PRICE_WHATSAPP", default=30),
+    "email": env.int("OTP_PRICE_EMAIL", default=2),
+    "console": 0,
+}
+
+# Routing: the default when a workspace has no rule for a country. Keys are ISO country
+# codes or "*"; values the channels to try, in order.
+OTP_DEFAULT_ROUTES = {"*": ["whatsapp", "sms"]}
+
+# Channels: a channel without credentials is not configured and never picked.
+OTP_CONSOLE_CHANNEL = env.bool("OTP_CONSOLE_CHANNEL", default=False)  # development: print codes to the log
+TWILIO_BASE_URL = env("TWILIO_BASE_URL", default="https://api.twilio.com")
+TWILIO_ACCOUNT_SID = env("TWILIO_ACCOUNT_SID", default="")
+TWILIO_AUTH_TOKEN = env("TWILIO_AUTH_TOKEN", default="")
+TWILIO_FROM = env("TWILIO_FROM", default="")
+TWILIO_MESSAGING_SERVICE_SID = env("TWILIO_MESSAGING_SERVICE_SID", default="")
+WHATSAPP_BASE_URL = env("WHATSAPP_BASE_URL", default="https://graph.facebook.com")
+WHATSAPP_API_VERSION = env("WHATSAPP_API_VERSION", default="v21.0")
+WHATSAPP_PHONE_NUMBER_ID = env("WHATSAPP_PHONE_NUMBER_ID", default="")
+WHATSAPP_ACCESS_TOKEN = env("WHATSAPP_ACCESS_TOKEN", default="")
+WHATSAPP_TEMPLATE = env("WHATSAPP_TEMPLATE", default="verification_code")
+OTP_EMAIL_ENABLED = env.bool("OTP_EMAIL_ENABLED", default=False)  # uses Django's EMAIL_* settings
+OTP_EMAIL_FROM = env("OTP_EMAIL_FROM", default="codes@localhost")
+OTP_PROVIDER_TIMEOUT_SECONDS = env.float("OTP_PROVIDER_TIMEOUT_SECONDS", default=10.0)
+OTP_DELIVERY_RETRIES = env.int("OTP_DELIVERY_RETRIES", default=2)  # per channel, for transient failures
+OTP_PUBLIC_BASE_URL = env("OTP_PUBLIC_BASE_URL", default="http://localhost:8000")  # status callback URLs
+
+CELERY_BEAT_SCHEDULE["otp-expire-sweep"] = {"task": "otp_app.tasks.otp_expire_sweep", "schedule": 60.0}

@@ -1,0 +1,69 @@
+"""Staff views of the OTP service. Code hashes and key hashes are never shown."""
+from django.contrib import admin
+
+from otp_app.models import ApiKey, Balance, Charge, Delivery, OtpRecord, RoutingRule, SandboxMessage, WorkspacePolicy
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ("prefix", "name", "workspace", "mode", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("mode",)
+    search_fields = ("prefix", "name", "workspace__slug")
+    exclude = ("key_hash",)
+    readonly_fields = ("id", "prefix", "workspace", "mode", "created_at", "last_used_at")
+
+
+class DeliveryInline(admin.TabularInline):
+    model = Delivery
+    extra = 0
+    can_delete = False
+    readonly_fields = ("send_number", "channel", "status", "provider_message_id", "error", "tries", "created_at",
+                       "updated_at")
+
+
+@admin.register(OtpRecord)
+class OtpRecordAdmin(admin.ModelAdmin):
+    list_display = ("id", "workspace", "mode", "recipient", "channel", "status", "attempts_left", "sends",
+                    "created_at", "expires_at")
+    list_filter = ("status", "mode", "channel")
+    search_fields = ("id", "recipient", "workspace__slug")
+    exclude = ("code_hash",)
+    readonly_fields = ("id", "api_key", "workspace", "mode", "recipient", "locale", "channel", "route", "status",
+                       "attempts_left", "sends", "created_at", "last_sent_at", "expires_at", "verified_at")
+    inlines = [DeliveryInline]
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(admin.ModelAdmin):
+    list_display = ("record", "send_number", "channel", "status", "provider_message_id", "tries", "updated_at")
+    list_filter = ("channel", "status")
+    search_fields = ("record__id", "provider_message_id")
+
+
+@admin.register(Balance)
+class BalanceAdmin(admin.ModelAdmin):
+    list_display = ("workspace", "amount", "currency", "updated_at")
+    search_fields = ("workspace__slug",)
+
+
+@admin.register(Charge)
+class ChargeAdmin(admin.ModelAdmin):
+    list_display = ("workspace", "channel", "amount", "currency", "created_at")
+    list_filter = ("channel",)
+
+
+@admin.register(RoutingRule)
+class RoutingRuleAdmin(admin.ModelAdmin):
+    list_display = ("workspace", "country", "channels")
+    search_fields = ("workspace__slug", "country")
+
+
+@admin.register(WorkspacePolicy)
+class WorkspacePolicyAdmin(admin.ModelAdmin):
+    list_display = ("workspace", "allowed_countries")
+
+
+@admin.register(SandboxMessage)
+class SandboxMessageAdmin(admin.ModelAdmin):
+    list_display = ("record", "channel", "recipient", "created_at")
+    exclude = ("code",)

@@ -1,0 +1,202 @@
+"""The OTP REST API under /api/v1/ (document 2, contract.md)."""
+import uuid
+
+from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.parsers import FormParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from otp_app.authentication import ApiKeyAuthentication, HasApiKey
+from otp_app.channels.twilio_sms import twilio_signature
+from otp_app.models import SandboxMessage
+from otp_app.services import records as record_services
+from otp_app.services.balance import balance_report
+from otp_app.services.errors import ApplicationError, SandboxOnly, ValidationFailed
+from platform_app.api.base import InputSerializer
+
+
+class OtpErrorSerializer(serializers.Serializer):
+    error = inline_serializer("OtpErrorBody", {"code": serializers.CharField(), "message": serializers.CharField()})
+
+
+ERRORS = {status: OtpErrorSerializer for status in (400, 401, 402, 403, 404, 409, 422, 429)}
+
+
+# Serializers --------------------------------------------------------------------------
+
+class SendInput(InputSerializer):
+    recipient = serializers.CharField(max_length=254, help_text="E.164 number (+4915112345678), or an email for email")
+    locale = serializers.CharField(max_length=16, required=False, default="en", help_text="en, de, fr, es, pt, ...")
+    channel = serializers.CharField(max_length=16, required=False, allow_null=True, default=None,
+                                    help_text="whatsapp, sms, email or console; omitted: routing decides")
+
+
+class VerifyInput(InputSerializer):
+    id = serializers.CharField(max_length=40)
+    code = serializers.CharField(max_length=32)
+
+
+class ResendInput(InputSerializer):
+    id = serializers.CharField(max_length=40)
+    channel = serializers.CharField(max_length=16, required=False, allow_null=True, default=None)
+
+
+class RecordSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    channel = serializers.CharField()
+    status = serializers.CharField()
+    recipient = serializers.CharField()
+    locale = serializers.CharField()
+    expires_at = serializers.DateTimeField()
+    attempts_left = serializers.IntegerField()
+    sends = serializers.IntegerField()
+    mode = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    verified_at = serializers.DateTimeField(allow_null=True)
+
+
+class DeliverySerializer(serializers.Serializer):
+    channel = serializers.CharField()
+    status = serializers.CharField()
+    at = serializers.DateTimeField(source="updated_at")
+    error = serializers.CharField(allow_blank=True)
+    send_number = serializers.IntegerField()
+
+
+class RecordDetailSerializer(RecordSerializer):
+    delivery = DeliverySerializer(source="deliveries.all", many=True)
+
+
+class VerifyResultSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    verified = serializers.BooleanField()
+    status = serializers.CharField()
+    attempts_left = serializers.IntegerField()
+
+
+class SandboxMessageSerializer(serializers.ModelSerializer):
+    otp_id = serializers.CharField(source="record_id")
+
+    class Meta:
+        model = SandboxMessage
+        fields = ("otp_id", "channel", "recipient", "text", "code", "created_at")
+
+
+# Views --------------------------------------------------------------------------------
+
+class OtpView(APIView):
+    authentication_classes = [ApiKeyAuthentication]
+    permission_classes = [HasApiKey]
+
+    @property
+    def key(self):
+        return self.request.auth
+
+
+def _idempotency_key(request):
+    raw = request.headers.get("idempotency-key")
+    if raw is None:
+        return None
+    try:
+        return uuid.UUID(raw)
+    except ValueError:
+        raise ValidationFailed("idempotency-key must be a UUID.", code="invalid_idempotency_key")
+
+
+class SendView(OtpView):
+    @extend_schema(request=SendInput, responses={201: RecordSerializer, 200: RecordSerializer, **ERRORS},
+                   parameters=[OpenApiParameter("idempotency-key", str, OpenApiParameter.HEADER,
+                                                description="A UUID; a replay returns the first response (200).")],
+                   summary="Send a code", description="201 with the new record; 200 when an idempotent replay.")
+    def post(self, request):
+        key = _idempotency_key(request)
+        data = SendInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        result = record_services.otp_send(api_key=self.key, recipient=v["recipient"], locale=v["locale"],
+                                          channel=v["channel"], idempotency_key=key,
+                                          fingerprint=record_services.request_fingerprint(request.data))
+        return Response(RecordSerializer(result.record).data, status=201 if result.created else 200)
+
+
+class VerifyView(OtpView):
+    @extend_schema(request=VerifyInput, responses={200: VerifyResultSerializer, **ERRORS}, summary="Verify a code")
+    def post(self, request):
+        data = VerifyInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        code = data.validated_data["code"]
+        if not (len(code) == 6 and code.isascii() and code.isdigit()):
+            raise ValidationFailed("code must be the 6 digits that were sent.", code="invalid_code")
+        record = record_services.otp_verify(api_key=self.key, record_id=data.validated_data["id"], code=code)
+        return Response({"id": record.pk, "verified": record.status == "verified", "status": record.status,
+                         "attempts_left": record.attempts_left})
+
+
+class ResendView(OtpView):
+    @extend_schema(request=ResendInput, responses={200: RecordSerializer, **ERRORS}, summary="Resend a code",
+                   description="A fresh code replaces the old one and attempts reset. The expiry stays 10 minutes "
+                               "from the first send. Within the cooldown: 429 `resend_cooldown` with Retry-After.")
+    def post(self, request):
+        data = ResendInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        record = record_services.otp_resend(api_key=self.key, record_id=data.validated_data["id"],
+                                            channel=data.validated_data["channel"])
+        return Response(RecordSerializer(record).data)
+
+
+class StatusView(OtpView):
+    @extend_schema(responses={200: RecordDetailSerializer, **ERRORS}, summary="A code's delivery and verification state")
+    def get(self, request, record_id):
+        record = record_services.record_get(api_key=self.key, record_id=record_id)
+        if record.status == "sent" and record.expires_at <= timezone.now():
+            record.status = "expired"  # over TTL is expired even before the sweep persists it
+        return Response(RecordDetailSerializer(record).data)
+
+
+class BalanceView(OtpView):
+    @extend_schema(summary="Balance and this month's consumption per channel", responses={
+        200: inline_serializer("Balance", {"currency": serializers.CharField(), "balance": serializers.IntegerField(),
+                                           "mode": serializers.CharField(), "consumption": serializers.DictField()}),
+        **ERRORS})
+    def get(self, request):
+        return Response(balance_report(api_key=self.key))
+
+
+class SandboxMessagesView(OtpView):
+    @extend_schema(summary="The sandbox outbox of a test key, newest first",
+                   responses={200: inline_serializer("SandboxOutbox", {
+                       "results": SandboxMessageSerializer(many=True)}), **ERRORS})
+    def get(self, request):
+        if self.key.mode != "test":
+            raise SandboxOnly()
+        rows = SandboxMessage.objects.filter(api_key=self.key)[:100]
+        return Response({"results": SandboxMessageSerializer(rows, many=True).data})
+
+
+class TwilioCallbackView(APIView):
+    """Twilio status callbacks (form-encoded, X-Twilio-Signature)."""
+
+    authentication_classes = []
+    permission_classes = []
+    parser_classes = [FormParser]
+
+    @extend_schema(request=None, responses={204: None, 401: OtpErrorSerializer}, summary="Twilio status callback")
+    def post(self, request):
+        import hmac
+
+        from otp_app.services.delivery import delivery_status_update
+        from otp_app.tasks import otp_deliver
+
+        params = {k: request.data.get(k) for k in request.data}
+        url = settings.OTP_PUBLIC_BASE_URL.rstrip("/") + request.path
+        expected = twilio_signature(url, params, settings.TWILIO_AUTH_TOKEN or "")
+        if not settings.TWILIO_AUTH_TOKEN or not hmac.compare_digest(expected, request.headers.get("X-Twilio-Signature", "")):
+            raise ApplicationError("Bad signature.", code="invalid_signature", status=401)
+        attempt = delivery_status_update(provider_message_id=params.get("MessageSid", ""),
+                                         provider_status=params.get("MessageStatus", ""))
+        if attempt is not None and attempt.outcome == "fallback":
+            otp_deliver.delay(attempt.next_delivery.pk, attempt.sealed_code)
+        return Response(status=204)

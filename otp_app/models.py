@@ -1,0 +1,172 @@
+"""One-time codes: keys, records, deliveries, idempotency, balance, sandbox, routing."""
+from django.db import models
+from django.utils import timezone
+
+from config.ids import PrefixedIdField
+
+CHANNELS = ("whatsapp", "sms", "email", "console")
+
+
+class ApiKey(models.Model):
+    """A bearer key `svc_live_...` / `svc_test_...` of a workspace, stored as a SHA-256 hash."""
+
+    class Mode(models.TextChoices):
+        LIVE = "live"
+        TEST = "test"
+
+    id = PrefixedIdField(prefix="key")
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_keys")
+    name = models.CharField(max_length=100, blank=True)
+    mode = models.CharField(max_length=8, choices=Mode.choices)
+    prefix = models.CharField(max_length=20)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        verbose_name = "OTP API key"
+
+    def __str__(self):
+        return f"{self.prefix}… ({self.workspace})"
+
+
+class OtpRecord(models.Model):
+    """One code's life: sent → verified | expired | failed | undeliverable. The code itself is
+    never stored, only HMAC-SHA256(secret, id:code)."""
+
+    class Status(models.TextChoices):
+        SENT = "sent"
+        VERIFIED = "verified"
+        EXPIRED = "expired"
+        FAILED = "failed"
+        UNDELIVERABLE = "undeliverable"
+
+    id = PrefixedIdField(prefix="otp")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="records")
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_records")
+    mode = models.CharField(max_length=8, choices=ApiKey.Mode.choices)
+    recipient = models.CharField(max_length=254, db_index=True)
+    locale = models.CharField(max_length=8, default="en")
+    channel = models.CharField(max_length=16, help_text="channel of the latest delivery attempt")
+    route = models.JSONField(default=list, help_text="channels to try, in order")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SENT, db_index=True)
+    code_hash = models.CharField(max_length=64)
+    attempts_left = models.PositiveSmallIntegerField()
+    sends = models.PositiveSmallIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    last_sent_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    verified_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+        indexes = [models.Index(fields=["status", "expires_at"]), models.Index(fields=["recipient", "status"])]
+        verbose_name = "OTP record"
+
+    def __str__(self):
+        return self.id
+
+
+class Delivery(models.Model):
+    """One attempt to carry a code over one channel."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        SENT = "sent"
+        DELIVERED = "delivered"
+        FAILED = "failed"
+
+    record = models.ForeignKey(OtpRecord, on_delete=models.CASCADE, related_name="deliveries")
+    send_number = models.PositiveSmallIntegerField(help_text="which send of the record (1 = first, 2+ = resends)")
+    channel = models.CharField(max_length=16)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    provider_message_id = models.CharField(max_length=100, blank=True, db_index=True)
+    error = models.CharField(max_length=500, blank=True)
+    tries = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("created_at", "pk")
+        verbose_name_plural = "deliveries"
+
+    def __str__(self):
+        return f"{self.record_id} via {self.channel}: {self.status}"
+
+
+class IdempotencyKey(models.Model):
+    """The first response to an `idempotency-key`, per API key; the unique constraint is what makes
+    two concurrent sends with one key produce one message."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    key = models.UUIDField()
+    request_hash = models.CharField(max_length=64)
+    record = models.ForeignKey(OtpRecord, on_delete=models.CASCADE, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["api_key", "key"], name="otp_idempotency_unique")]
+
+
+class Balance(models.Model):
+    """A workspace's prepaid live balance, in minor units."""
+
+    workspace = models.OneToOneField("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_balance")
+    currency = models.CharField(max_length=3, default="USD")
+    amount = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self):
+        return f"{self.workspace}: {self.amount} {self.currency}"
+
+
+class Charge(models.Model):
+    """One accepted live delivery, charged once (unique per delivery)."""
+
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_charges")
+    delivery = models.OneToOneField(Delivery, on_delete=models.CASCADE, related_name="charge")
+    channel = models.CharField(max_length=16)
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+
+class SandboxMessage(models.Model):
+    """What a test key's send would have delivered, kept for the sandbox outbox."""
+
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="sandbox_messages")
+    record = models.ForeignKey(OtpRecord, on_delete=models.CASCADE, related_name="+")
+    channel = models.CharField(max_length=16)
+    recipient = models.CharField(max_length=254)
+    text = models.TextField()
+    code = models.CharField(max_length=6)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ("-created_at", "-pk")
+
+
+class RoutingRule(models.Model):
+    """Per-workspace channel order for a recipient country (`*` = any)."""
+
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_routes")
+    country = models.CharField(max_length=2, help_text="ISO 3166 alpha-2, or * for any")
+    channels = models.JSONField(help_text='ordered list, e.g. ["whatsapp", "sms"]')
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "country"], name="otp_route_unique_country")]
+
+    def __str__(self):
+        return f"{self.workspace} {self.country}: {' → '.join(self.channels)}"
+
+
+class WorkspacePolicy(models.Model):
+    """Geo permissions: the countries a workspace may send to (empty = all)."""
+
+    workspace = models.OneToOneField("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_policy")
+    allowed_countries = models.JSONField(default=list, blank=True)
+
+    def __str__(self):
+        return f"{self.workspace}: {', '.join(self.allowed_countries) or 'all countries'}"

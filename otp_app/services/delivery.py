@@ -1,0 +1,121 @@
+"""Carrying a code: one attempt over one channel, retries for transient failures, fallback to the
+next channel of the record's route, `undeliverable` when every channel failed."""
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from otp_app import channels, messages
+from otp_app.channels.base import ChannelError, Message
+from otp_app.models import Delivery, OtpRecord, SandboxMessage
+from otp_app.services.balance import delivery_charge
+from otp_app.services.codes import code_hash, code_new, code_seal, code_unseal
+
+
+@dataclass
+class Attempt:
+    outcome: str  # "sent" | "retry" | "fallback" | "undeliverable" | "skipped"
+    next_delivery: Delivery | None = None
+    countdown: int = 0
+    sealed_code: str = ""
+
+
+def _callback_url(delivery: Delivery) -> str:
+    return f"{settings.OTP_PUBLIC_BASE_URL.rstrip('/')}/api/v1/callbacks/twilio"
+
+
+def _current(delivery: Delivery) -> bool:
+    record = delivery.record
+    return (delivery.status == Delivery.Status.QUEUED and record.sends == delivery.send_number
+            and record.status == OtpRecord.Status.SENT)
+
+
+def delivery_attempt(*, delivery_id: int, sealed_code: str) -> Attempt:
+    """One try; safe to run twice (a delivery that is no longer queued is skipped)."""
+    delivery = Delivery.objects.select_related("record__api_key").filter(pk=delivery_id).first()
+    if delivery is None or not _current(delivery):
+        return Attempt("skipped")
+    record = delivery.record
+    code = code_unseal(sealed_code)
+    if code is None:
+        return delivery_failed(delivery=delivery, error="the code expired before it could be delivered")
+    minutes = max(1, round((record.expires_at - timezone.now()).total_seconds() / 60))
+    message = Message(recipient=record.recipient, code=code, text=messages.render(record.locale, code, minutes),
+                      subject=messages.subject(record.locale), locale=messages.language(record.locale),
+                      callback_url=_callback_url(delivery))
+    if record.mode == "test":
+        return _sandbox(delivery, message)
+    try:
+        provider_id = channels.get(delivery.channel).send(message)
+    except ChannelError as exc:
+        delivery.tries += 1
+        if exc.retryable and delivery.tries <= settings.OTP_DELIVERY_RETRIES:
+            delivery.error = str(exc)[:500]
+            delivery.updated_at = timezone.now()
+            delivery.save(update_fields=["tries", "error", "updated_at"])
+            return Attempt("retry", countdown=2 ** delivery.tries)
+        return delivery_failed(delivery=delivery, error=str(exc))
+    with transaction.atomic():
+        delivery.status = Delivery.Status.SENT
+        delivery.provider_message_id = provider_id[:100]
+        delivery.tries += 1
+        delivery.updated_at = timezone.now()
+        delivery.save(update_fields=["status", "provider_message_id", "tries", "updated_at"])
+        delivery_charge(delivery=delivery)
+    return Attempt("sent")
+
+
+def _sandbox(delivery: Delivery, message: Message) -> Attempt:
+    """Test keys: the message lands in the outbox; nothing leaves, nothing is charged."""
+    with transaction.atomic():
+        SandboxMessage.objects.create(api_key=delivery.record.api_key, record=delivery.record, channel=delivery.channel,
+                                      recipient=message.recipient, text=message.text, code=message.code)
+        delivery.status = Delivery.Status.SENT
+        delivery.provider_message_id = "sandbox"
+        delivery.tries += 1
+        delivery.updated_at = timezone.now()
+        delivery.save(update_fields=["status", "provider_message_id", "tries", "updated_at"])
+    return Attempt("sent")
+
+
+@transaction.atomic
+def delivery_failed(*, delivery: Delivery, error: str) -> Attempt:
+    """Record the failure and move on to the next channel of the route, if any."""
+    delivery.status = Delivery.Status.FAILED
+    delivery.error = error[:500]
+    delivery.updated_at = timezone.now()
+    delivery.save(update_fields=["status", "error", "updated_at"])
+    record = OtpRecord.objects.select_for_update().get(pk=delivery.record_id)
+    if record.sends != delivery.send_number or record.status != OtpRecord.Status.SENT:
+        return Attempt("skipped")
+    tried = set(Delivery.objects.filter(record=record, send_number=delivery.send_number).values_list("channel", flat=True))
+    remaining = [c for c in record.route if c not in tried]
+    if not remaining:
+        record.status = OtpRecord.Status.UNDELIVERABLE
+        record.save(update_fields=["status"])
+        return Attempt("undeliverable")
+    record.channel = remaining[0]
+    record.save(update_fields=["channel"])
+    nxt = Delivery.objects.create(record=record, send_number=delivery.send_number, channel=remaining[0])
+    return Attempt("fallback", next_delivery=nxt)
+
+
+def delivery_status_update(*, provider_message_id: str, provider_status: str) -> Attempt | None:
+    """A provider's status callback (Twilio `MessageStatus`)."""
+    delivery = Delivery.objects.select_related("record").filter(provider_message_id=provider_message_id).first()
+    if delivery is None:
+        return None
+    if provider_status == "delivered":
+        Delivery.objects.filter(pk=delivery.pk).update(status=Delivery.Status.DELIVERED, updated_at=timezone.now())
+        return Attempt("sent")
+    if provider_status in ("failed", "undelivered") and delivery.status != Delivery.Status.FAILED:
+        with transaction.atomic():
+            attempt = delivery_failed(delivery=delivery, error=f"provider reported {provider_status}")
+            if attempt.outcome == "fallback":
+                # the sealed code is gone by now: the next channel carries a fresh one
+                code = code_new()
+                OtpRecord.objects.filter(pk=delivery.record_id).update(code_hash=code_hash(delivery.record_id, code))
+                attempt.sealed_code = code_seal(code)
+        return attempt
+    return None

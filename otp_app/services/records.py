@@ -1,0 +1,208 @@
+"""The rules of a code's life: send, verify, resend, expire."""
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from config import ratelimit
+from otp_app.models import Delivery, IdempotencyKey, OtpRecord
+from otp_app.services import balance as balance_services
+from otp_app.services.codes import code_hash, code_matches, code_new, code_seal
+from otp_app.services.errors import Conflict, InsufficientBalance, NotFound, RateLimited, ValidationFailed
+from otp_app.services.routing import recipient_normalize, route_for
+from otp_app import messages
+
+Status = OtpRecord.Status
+
+
+def request_fingerprint(body: dict) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+@dataclass
+class SendResult:
+    record: OtpRecord
+    created: bool
+
+
+def _enqueue(delivery: Delivery, code: str) -> None:
+    from otp_app.tasks import otp_deliver
+
+    sealed = code_seal(code)
+    transaction.on_commit(lambda: otp_deliver.delay(delivery.pk, sealed))
+
+
+def _replay(row: IdempotencyKey, fingerprint: str) -> SendResult:
+    if row.request_hash != fingerprint:
+        raise Conflict("This idempotency-key was used with a different request body.", code="idempotency_conflict")
+    return SendResult(row.record, created=False)
+
+
+def _send_limits(*, api_key, recipient: str) -> None:
+    now = timezone.now()
+    failed = OtpRecord.objects.filter(recipient=recipient, workspace=api_key.workspace, status=Status.FAILED,
+                                      created_at__gte=now - timedelta(hours=24)).count()
+    if failed >= settings.OTP_FAILED_RECORDS_PER_RECIPIENT:
+        raise RateLimited("Too many failed verifications for this recipient; try again tomorrow.",
+                          code="recipient_blocked", retry_after=3600)
+    ratelimit.consume(f"otp:key:{api_key.pk}", settings.OTP_SENDS_PER_KEY_PER_MINUTE, 60,
+                      "Too many sends with this key; slow down.")
+    ratelimit.consume(f"otp:rcpt:{api_key.workspace_id}:{recipient}", settings.OTP_SENDS_PER_RECIPIENT,
+                      settings.OTP_SENDS_PER_RECIPIENT_WINDOW, "Too many codes sent to this recipient; try later.",
+                      code="recipient_rate_limited")
+
+
+def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idempotency_key=None,
+             fingerprint: str = "") -> SendResult:
+    """Issue a code and queue its delivery; the HTTP request never waits for a provider."""
+    if idempotency_key is not None:
+        cutoff = timezone.now() - timedelta(hours=settings.OTP_IDEMPOTENCY_HOURS)
+        IdempotencyKey.objects.filter(api_key=api_key, key=idempotency_key, created_at__lt=cutoff).delete()
+        row = IdempotencyKey.objects.select_related("record").filter(api_key=api_key, key=idempotency_key).first()
+        if row is not None:
+            return _replay(row, fingerprint)
+    if not messages.is_known(locale):
+        raise ValidationFailed(f"Unknown locale; use one of {', '.join(messages.LOCALES)}.", code="invalid_locale")
+    recipient, country = recipient_normalize(recipient, channel)
+    route = route_for(workspace=api_key.workspace, mode=api_key.mode, recipient=recipient, country=country,
+                      channel=channel)
+    if api_key.mode == "live" and not balance_services.balance_covers(workspace=api_key.workspace, channel=route[0]):
+        raise InsufficientBalance()
+    _send_limits(api_key=api_key, recipient=recipient)
+    try:
+        with transaction.atomic():
+            record = _record_create(api_key=api_key, recipient=recipient, locale=locale, route=route,
+                                    idempotency_key=idempotency_key, fingerprint=fingerprint)
+    except IntegrityError:
+        # a concurrent request with the same idempotency-key committed first
+        row = IdempotencyKey.objects.select_related("record").get(api_key=api_key, key=idempotency_key)
+        return _replay(row, fingerprint)
+    return SendResult(record, created=True)
+
+
+def _record_create(*, api_key, recipient, locale, route, idempotency_key, fingerprint) -> OtpRecord:
+    now = timezone.now()
+    record = OtpRecord(api_key=api_key, workspace=api_key.workspace, mode=api_key.mode, recipient=recipient,
+                       locale=locale, channel=route[0], route=route, attempts_left=settings.OTP_MAX_ATTEMPTS,
+                       expires_at=now + timedelta(seconds=settings.OTP_CODE_TTL_SECONDS), last_sent_at=now)
+    record.save()  # the id is part of the code hash
+    code = code_new()
+    record.code_hash = code_hash(record.pk, code)
+    record.save(update_fields=["code_hash"])
+    if idempotency_key is not None:
+        IdempotencyKey.objects.create(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record)
+    delivery = Delivery.objects.create(record=record, send_number=1, channel=route[0])
+    _enqueue(delivery, code)
+    return record
+
+
+def record_get(*, api_key, record_id: str, lock: bool = False) -> OtpRecord:
+    qs = OtpRecord.objects.filter(pk=record_id, api_key=api_key)
+    record = (qs.select_for_update() if lock else qs).first()
+    if record is None:
+        raise NotFound("No such code record.")
+    return record
+
+
+def _refusal(record: OtpRecord) -> Conflict | None:
+    """Why a record can no longer be verified or resent, if it cannot."""
+    if record.status == Status.VERIFIED:
+        return Conflict("This code was already verified.", code="otp_already_verified")
+    if record.status == Status.FAILED:
+        return Conflict("Too many wrong codes; request a new one.", code="otp_attempts_exhausted")
+    if record.status == Status.EXPIRED:
+        return Conflict("This code has expired; request a new one.", code="otp_expired")
+    return None
+
+
+def _expire_if_due(record: OtpRecord) -> None:
+    """Over-TTL counts as expired even if the sweep has not run yet."""
+    if record.status in (Status.SENT, Status.UNDELIVERABLE) and record.expires_at <= timezone.now():
+        record.status = Status.EXPIRED
+        record.save(update_fields=["status"])
+
+
+def otp_verify(*, api_key, record_id: str, code: str) -> OtpRecord:
+    outcome = _verify_locked(api_key=api_key, record_id=record_id, code=code)
+    if isinstance(outcome, Exception):
+        raise outcome  # after commit: an expiry or the last wrong attempt is kept
+    return outcome
+
+
+@transaction.atomic
+def _verify_locked(*, api_key, record_id, code):
+    record = record_get(api_key=api_key, record_id=record_id, lock=True)
+    _expire_if_due(record)
+    refusal = _refusal(record)
+    if refusal is not None:
+        return refusal
+    if record.status == Status.UNDELIVERABLE:
+        return Conflict("The code could not be delivered; resend it.", code="otp_undeliverable")
+    if code_matches(record.pk, code, record.code_hash):
+        record.status = Status.VERIFIED
+        record.verified_at = timezone.now()
+        record.save(update_fields=["status", "verified_at"])
+        return record
+    record.attempts_left = max(0, record.attempts_left - 1)
+    if record.attempts_left == 0:
+        record.status = Status.FAILED
+    record.save(update_fields=["attempts_left", "status"])
+    return record
+
+
+def otp_resend(*, api_key, record_id: str, channel: str | None) -> OtpRecord:
+    outcome = _resend_locked(api_key=api_key, record_id=record_id, channel=channel)
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+@transaction.atomic
+def _resend_locked(*, api_key, record_id, channel):
+    """A fresh code replaces the old one and attempts reset; the expiry stays 10 minutes from the
+    first send (a new record is the way to get more time)."""
+    record = record_get(api_key=api_key, record_id=record_id, lock=True)
+    _expire_if_due(record)
+    refusal = _refusal(record)
+    if refusal is not None:
+        return refusal
+    now = timezone.now()
+    waited = (now - record.last_sent_at).total_seconds()
+    if waited < settings.OTP_RESEND_COOLDOWN_SECONDS:
+        return RateLimited("Wait before resending.", code="resend_cooldown",
+                           retry_after=int(settings.OTP_RESEND_COOLDOWN_SECONDS - waited) + 1)
+    if record.sends >= settings.OTP_MAX_SENDS_PER_RECORD:
+        return RateLimited("This code was sent too many times; request a new one.", code="resend_limit",
+                           retry_after=int((record.expires_at - now).total_seconds()) + 1)
+    if channel is not None and channel != record.channel:
+        _, country = recipient_normalize(record.recipient, channel)
+        route = route_for(workspace=record.workspace, mode=record.mode, recipient=record.recipient,
+                          country=country, channel=channel)
+    else:
+        route = record.route
+    if record.mode == "live" and not balance_services.balance_covers(workspace=record.workspace, channel=route[0]):
+        return InsufficientBalance()
+    code = code_new()
+    record.code_hash = code_hash(record.pk, code)
+    record.attempts_left = settings.OTP_MAX_ATTEMPTS
+    record.sends += 1
+    record.last_sent_at = now
+    record.channel = route[0]
+    record.route = route
+    record.status = Status.SENT
+    record.save()
+    delivery = Delivery.objects.create(record=record, send_number=record.sends, channel=route[0])
+    _enqueue(delivery, code)
+    return record
+
+
+def otp_expire_due() -> int:
+    """Mark every over-TTL record expired; drop idempotency keys older than their 24 h."""
+    now = timezone.now()
+    IdempotencyKey.objects.filter(created_at__lt=now - timedelta(hours=settings.OTP_IDEMPOTENCY_HOURS)).delete()
+    return OtpRecord.objects.filter(status__in=[Status.SENT, Status.UNDELIVERABLE], expires_at__lte=now).update(
+        status=Status.EXPIRED)

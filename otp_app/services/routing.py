@@ -1,0 +1,66 @@
+"""Which channels a send tries, in order: the workspace's rule for the recipient's country,
+else its `*` rule, else the default in settings; live keys only get configured channels."""
+import phonenumbers
+from django.conf import settings
+from django.core.validators import validate_email
+from django.core.exceptions import ValidationError as DjangoValidationError
+
+from otp_app import channels
+from otp_app.models import CHANNELS, RoutingRule, WorkspacePolicy
+from otp_app.services.errors import CountryNotAllowed, NoChannel, ValidationFailed
+
+
+def recipient_kind(recipient: str) -> str:
+    return "email" if "@" in recipient else "phone"
+
+
+def phone_normalize(recipient: str) -> tuple[str, str]:
+    """E.164 and its ISO country; 400 `invalid_recipient` otherwise."""
+    if not recipient.startswith("+"):
+        raise ValidationFailed("recipient must be an E.164 number with a leading + (or an email for the email channel).",
+                               code="invalid_recipient")
+    try:
+        number = phonenumbers.parse(recipient, None)
+    except phonenumbers.NumberParseException:
+        number = None
+    if number is None or not phonenumbers.is_valid_number(number):
+        raise ValidationFailed("recipient is not a valid E.164 phone number.", code="invalid_recipient")
+    return (phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164),
+            phonenumbers.region_code_for_number(number) or "")
+
+
+def recipient_normalize(recipient: str, channel: str | None) -> tuple[str, str]:
+    """(normalized recipient, country or '')."""
+    recipient = (recipient or "").strip()
+    if channel == "email" or (channel is None and recipient_kind(recipient) == "email"):
+        try:
+            validate_email(recipient)
+        except DjangoValidationError:
+            raise ValidationFailed("recipient is not a valid email address.", code="invalid_recipient")
+        return recipient.lower(), ""
+    return phone_normalize(recipient)
+
+
+def route_for(*, workspace, mode: str, recipient: str, country: str, channel: str | None) -> list[str]:
+    policy = WorkspacePolicy.objects.filter(workspace=workspace).first()
+    if country and policy and policy.allowed_countries and country not in policy.allowed_countries:
+        raise CountryNotAllowed(f"Sending to {country} is not allowed for this workspace.")
+    if channel is not None:
+        if channel not in CHANNELS:
+            raise ValidationFailed(f"Unknown channel; use one of {', '.join(CHANNELS)}.", code="invalid_channel")
+        if (channel == "email") != (recipient_kind(recipient) == "email"):
+            raise ValidationFailed(f"The {channel} channel cannot reach this recipient.", code="invalid_recipient")
+        if mode == "live" and not channels.configured(channel):
+            raise NoChannel(f"The {channel} channel is not configured.", code="channel_not_configured")
+        return [channel]
+    if recipient_kind(recipient) == "email":
+        wanted = ["email"]
+    else:
+        rules = {r.country: r.channels for r in RoutingRule.objects.filter(workspace=workspace, country__in=[country, "*"])}
+        defaults = settings.OTP_DEFAULT_ROUTES
+        wanted = rules.get(country) or rules.get("*") or defaults.get(country) or defaults.get("*", [])
+        wanted = [c for c in wanted if c != "email"]
+    route = [c for c in wanted if c in CHANNELS and (mode == "test" or channels.configured(c))]
+    if not route:
+        raise NoChannel()
+    return list(dict.fromkeys(route))

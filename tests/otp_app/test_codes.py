@@ -1,0 +1,274 @@
+"""Send, verify, resend, status and expiry through the HTTP API, with a sandbox key."""
+import pytest
+
+from otp_app.models import Delivery, IdempotencyKey, OtpRecord, SandboxMessage
+from otp_app.services.codes import code_hash
+from tests.otp_app.conftest import PHONE
+
+pytestmark = pytest.mark.django_db
+
+
+def send(client, **body):
+    body.setdefault("recipient", PHONE)
+    body.setdefault("locale", "en")
+    return client.post("/api/v1/otp/send", body, format="json")
+
+
+def sandbox_code(record_id):
+    return SandboxMessage.objects.filter(record_id=record_id).order_by("-created_at", "-pk").first().code
+
+
+def test_send_returns_the_record_and_the_sandbox_gets_the_message(sandbox):
+    client, key = sandbox
+    resp = send(client, channel="sms")
+    assert resp.status_code == 201
+    body = resp.json()
+    assert body["id"].startswith("otp_")
+    assert body["status"] == "sent" and body["channel"] == "sms" and body["attempts_left"] == 5
+    assert body["expires_at"].endswith("Z")
+    msg = SandboxMessage.objects.get()
+    assert msg.recipient == PHONE and msg.code.isdigit() and len(msg.code) == 6
+    assert msg.code in msg.text and "10 minutes" in msg.text
+    record = OtpRecord.objects.get()
+    assert record.code_hash == code_hash(record.pk, msg.code)
+    assert msg.code not in record.code_hash
+    outbox = client.get("/api/v1/sandbox/messages").json()["results"]
+    assert outbox[0]["otp_id"] == body["id"] and outbox[0]["code"] == msg.code
+
+
+def test_verify_right_code_then_again_is_409(sandbox):
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    resp = client.post("/api/v1/otp/verify", {"id": record_id, "code": sandbox_code(record_id)}, format="json")
+    assert resp.status_code == 200
+    assert resp.json() == {"id": record_id, "verified": True, "status": "verified", "attempts_left": 5}
+    again = client.post("/api/v1/otp/verify", {"id": record_id, "code": sandbox_code(record_id)}, format="json")
+    assert again.status_code == 409
+    assert again.json() == {"error": {"code": "otp_already_verified", "message": "This code was already verified."}}
+
+
+def test_five_wrong_codes_then_the_right_one_is_refused(sandbox):
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    right = sandbox_code(record_id)
+    wrong = "000000" if right != "000000" else "111111"
+    for left in (4, 3, 2, 1):
+        resp = client.post("/api/v1/otp/verify", {"id": record_id, "code": wrong}, format="json")
+        assert resp.status_code == 200
+        assert resp.json() == {"id": record_id, "verified": False, "status": "sent", "attempts_left": left}
+    resp = client.post("/api/v1/otp/verify", {"id": record_id, "code": wrong}, format="json")
+    assert resp.json() == {"id": record_id, "verified": False, "status": "failed", "attempts_left": 0}
+    resp = client.post("/api/v1/otp/verify", {"id": record_id, "code": right}, format="json")
+    assert resp.status_code == 409
+    assert resp.json()["error"]["code"] == "otp_attempts_exhausted"
+    assert OtpRecord.objects.get().status == "failed"
+
+
+def test_code_expires_after_ten_minutes(sandbox, travel):
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    code = sandbox_code(record_id)
+    travel(601)
+    assert client.get(f"/api/v1/otp/{record_id}").json()["status"] == "expired"
+    resp = client.post("/api/v1/otp/verify", {"id": record_id, "code": code}, format="json")
+    assert resp.status_code == 409
+    assert resp.json()["error"]["code"] == "otp_expired"
+    assert OtpRecord.objects.get().status == "expired"
+
+
+def test_expiry_sweep_marks_over_ttl_records(sandbox, travel):
+    from otp_app.tasks import otp_expire_sweep
+
+    client, _ = sandbox
+    send(client)
+    travel(601)
+    assert otp_expire_sweep() == 1
+    assert OtpRecord.objects.get().status == "expired"
+
+
+def test_status_shows_delivery_and_stays_readable_after_the_end(sandbox):
+    client, _ = sandbox
+    record_id = send(client, channel="whatsapp").json()["id"]
+    client.post("/api/v1/otp/verify", {"id": record_id, "code": sandbox_code(record_id)}, format="json")
+    body = client.get(f"/api/v1/otp/{record_id}").json()
+    assert body["status"] == "verified"
+    assert [(d["channel"], d["status"]) for d in body["delivery"]] == [("whatsapp", "sent")]
+
+
+def test_another_keys_record_is_404(sandbox, key_client):
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    other, _ = key_client("test")
+    assert other.get(f"/api/v1/otp/{record_id}").status_code == 404
+    resp = other.post("/api/v1/otp/verify", {"id": record_id, "code": "123456"}, format="json")
+    assert resp.status_code == 404
+    assert resp.json()["error"]["code"] == "not_found"
+    assert OtpRecord.objects.get().attempts_left == 5
+
+
+def test_resend_cooldown_then_fresh_code(sandbox, travel):
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    old = sandbox_code(record_id)
+    resp = client.post("/api/v1/otp/resend", {"id": record_id}, format="json")
+    assert resp.status_code == 429
+    assert resp.json()["error"]["code"] == "resend_cooldown"
+    assert 1 <= int(resp["Retry-After"]) <= 30
+    travel(31)
+    resp = client.post("/api/v1/otp/resend", {"id": record_id, "channel": "sms"}, format="json")
+    assert resp.status_code == 200
+    assert resp.json()["channel"] == "sms" and resp.json()["sends"] == 2
+    new = SandboxMessage.objects.filter(record_id=record_id).order_by("-pk").first().code
+    if new != old:
+        bad = client.post("/api/v1/otp/verify", {"id": record_id, "code": old}, format="json")
+        assert bad.json()["verified"] is False
+    good = client.post("/api/v1/otp/verify", {"id": record_id, "code": new}, format="json")
+    assert good.json()["verified"] is True
+    assert Delivery.objects.filter(record_id=record_id).count() == 2
+
+
+def test_resend_cap_per_record(sandbox, travel, settings):
+    settings.OTP_MAX_SENDS_PER_RECORD = 2
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    travel(31)
+    assert client.post("/api/v1/otp/resend", {"id": record_id}, format="json").status_code == 200
+    travel(31)
+    resp = client.post("/api/v1/otp/resend", {"id": record_id}, format="json")
+    assert resp.status_code == 429
+    assert resp.json()["error"]["code"] == "resend_limit"
+
+
+# Idempotency -----------------------------------------------------------------------------
+
+KEY = "7f1c2a52-3a8e-4b7e-9d65-2f5c3c1a9b10"
+
+
+def test_idempotent_replay_returns_the_first_record_without_a_second_message(sandbox):
+    client, _ = sandbox
+    first = client.post("/api/v1/otp/send", {"recipient": PHONE, "locale": "en"}, format="json",
+                        HTTP_IDEMPOTENCY_KEY=KEY)
+    again = client.post("/api/v1/otp/send", {"recipient": PHONE, "locale": "en"}, format="json",
+                        HTTP_IDEMPOTENCY_KEY=KEY)
+    assert first.status_code == 201 and again.status_code == 200
+    assert again.json()["id"] == first.json()["id"]
+    assert SandboxMessage.objects.count() == 1 and OtpRecord.objects.count() == 1
+
+
+def test_same_idempotency_key_different_body_is_409(sandbox):
+    client, _ = sandbox
+    client.post("/api/v1/otp/send", {"recipient": PHONE, "locale": "en"}, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
+    resp = client.post("/api/v1/otp/send", {"recipient": PHONE, "locale": "de"}, format="json",
+                       HTTP_IDEMPOTENCY_KEY=KEY)
+    assert resp.status_code == 409
+    assert resp.json()["error"]["code"] == "idempotency_conflict"
+    assert OtpRecord.objects.count() == 1
+
+
+def test_idempotency_key_is_kept_24_hours(sandbox, travel):
+    client, _ = sandbox
+    first = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json", HTTP_IDEMPOTENCY_KEY=KEY).json()
+    travel(60 * 60 * 24 + 1)
+    later = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
+    assert later.status_code == 201 and later.json()["id"] != first["id"]
+    assert IdempotencyKey.objects.count() == 1
+
+
+# Bad input -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("body, code", [
+    ({"recipient": "4155550123"}, "invalid_recipient"),
+    ({"recipient": "+1415"}, "invalid_recipient"),
+    ({"recipient": PHONE, "locale": "xx"}, "invalid_locale"),
+    ({"recipient": PHONE, "channel": "pigeon"}, "invalid_channel"),
+    ({"recipient": PHONE, "channel": "email"}, "invalid_recipient"),
+    ({"recipient": "a@example.com", "channel": "sms"}, "invalid_recipient"),
+    ({"locale": "en"}, "validation_error"),
+    ({"recipient": PHONE, "priority": "high"}, "validation_error"),
+])
+def test_bad_send_input_is_400_and_nothing_happens(sandbox, body, code):
+    client, _ = sandbox
+    resp = client.post("/api/v1/otp/send", body, format="json")
+    assert resp.status_code == 400
+    assert resp.json()["error"]["code"] == code
+    assert OtpRecord.objects.count() == 0 and SandboxMessage.objects.count() == 0
+
+
+def test_non_uuid_idempotency_key_is_400(sandbox):
+    client, _ = sandbox
+    resp = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json", HTTP_IDEMPOTENCY_KEY="abc")
+    assert resp.status_code == 400
+    assert resp.json()["error"]["code"] == "invalid_idempotency_key"
+    assert OtpRecord.objects.count() == 0
+
+
+@pytest.mark.parametrize("code", ["12ab56", "12345", "1234567", "", "１２３４５６"])
+def test_malformed_codes_are_400_and_cost_no_attempt(sandbox, code):
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    resp = client.post("/api/v1/otp/verify", {"id": record_id, "code": code}, format="json")
+    assert resp.status_code == 400
+    assert OtpRecord.objects.get().attempts_left == 5
+
+
+def test_missing_and_revoked_keys_are_401(sandbox, api):
+    client, key = sandbox
+    resp = api.post("/api/v1/otp/send", {"recipient": PHONE}, format="json")
+    assert resp.status_code == 401
+    assert resp.json()["error"]["code"] == "unauthenticated"
+    from otp_app.services.keys import otp_key_revoke
+
+    otp_key_revoke(key=key)
+    resp = send(client)
+    assert resp.status_code == 401
+    assert resp.json()["error"]["code"] == "api_key_revoked"
+    assert OtpRecord.objects.count() == 0
+
+
+def test_live_key_on_the_sandbox_outbox_is_403(key_client):
+    client, _ = key_client("live")
+    resp = client.get("/api/v1/sandbox/messages")
+    assert resp.status_code == 403
+    assert resp.json()["error"]["code"] == "sandbox_only"
+
+
+def test_unknown_route_is_404_in_the_otp_shape(sandbox):
+    client, _ = sandbox
+    resp = client.get("/api/v1/nothing/here")
+    assert resp.status_code == 404
+    assert resp.json()["error"]["code"] == "not_found"
+
+
+# Abuse limits -----------------------------------------------------------------------------
+
+def test_per_recipient_send_limit(sandbox, settings):
+    client, _ = sandbox
+    for _ in range(settings.OTP_SENDS_PER_RECIPIENT):
+        assert send(client).status_code == 201
+    resp = send(client)
+    assert resp.status_code == 429
+    assert resp.json()["error"]["code"] == "recipient_rate_limited"
+    assert "Retry-After" in resp
+    assert OtpRecord.objects.count() == settings.OTP_SENDS_PER_RECIPIENT
+
+
+def test_country_allow_list(sandbox, workspace):
+    from otp_app.models import WorkspacePolicy
+
+    WorkspacePolicy.objects.create(workspace=workspace, allowed_countries=["DE"])
+    client, _ = sandbox
+    resp = send(client)
+    assert resp.status_code == 403
+    assert resp.json()["error"]["code"] == "country_not_allowed"
+    assert send(client, recipient="+4915112345678").status_code == 201
+
+
+def test_recipient_with_too_many_failed_records_is_blocked(sandbox, settings):
+    settings.OTP_FAILED_RECORDS_PER_RECIPIENT = 1
+    settings.OTP_SENDS_PER_RECIPIENT = 10
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    OtpRecord.objects.filter(pk=record_id).update(status="failed")
+    resp = send(client)
+    assert resp.status_code == 429
+    assert resp.json()["error"]["code"] == "recipient_blocked"
