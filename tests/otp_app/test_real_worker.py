@@ -1,0 +1,73 @@
+"""Send → delivery through a real Celery worker on Redis, and two concurrent sends with one
+idempotency key on PostgreSQL (the unique constraint, not a read-then-write, stops the second)."""
+import os
+import threading
+import time
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from otp_app.models import Delivery, OtpRecord, SandboxMessage
+from tests.otp_app.conftest import PHONE
+from tests.otp_app.factories import ApiKeyFactory
+
+
+def _client(raw):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")
+def test_send_is_delivered_by_a_real_worker(transactional_db, workspace, settings):
+    from celery.contrib.testing.worker import start_worker
+
+    from config.celery_app import app
+
+    raw = "svc_test_worker" + "w" * 30
+    ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
+    app.conf.task_always_eager = False
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+            resp = _client(raw).post("/api/v1/otp/send", {"recipient": PHONE, "channel": "sms"}, format="json")
+            assert resp.status_code == 201
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not SandboxMessage.objects.exists():
+                time.sleep(0.1)
+    finally:
+        app.conf.task_always_eager = True
+    assert Delivery.objects.get().status == "sent"
+    message = SandboxMessage.objects.get()
+    verify = _client(raw).post("/api/v1/otp/verify", {"id": resp.json()["id"], "code": message.code}, format="json")
+    assert verify.json()["verified"] is True
+
+
+@pytest.mark.postgres
+def test_two_concurrent_sends_with_one_idempotency_key_make_one_message(transactional_db, workspace):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
+    raw = "svc_test_race" + "r" * 30
+    ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
+    barrier = threading.Barrier(2)
+    results = []
+
+    def send():
+        client = _client(raw)
+        barrier.wait()
+        try:
+            results.append(client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json",
+                                       HTTP_IDEMPOTENCY_KEY="0b7e5f8e-8f55-4c59-8ad1-6c1f3e4e9a21"))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r.status_code for r in results) == [200, 201]
+    assert len({r.json()["id"] for r in results}) == 1
+    assert OtpRecord.objects.count() == 1
+    assert SandboxMessage.objects.count() == 1
