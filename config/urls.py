@@ -12,10 +12,11 @@ urlpatterns = [
     path("health", HealthView.as_view(), name="health"),
     *schema_routes("v1/", PlatformSchemaView, "platform"),
     path("v1/", include("platform_app.api.urls")),
-    path("", include("platform_app.urls")),
     # OTP
     *schema_routes("api/v1/", OtpSchemaView, "otp"),
     path("api/v1/", include("otp_app.urls")),
+    path("dashboard/otp/", include("otp_app.console_urls")),
+    path("", include("platform_app.urls")),
     # Warehouse
     *schema_routes("api/", WarehouseSchemaView, "warehouse"),
     path("api/", include("warehouse_app.urls")),
