@@ -1,3 +1,13 @@
-"""Settings of the warehouse service (filled by its area)."""
-from .base import env  # noqa: F401
-from .celery import CELERY_BEAT_SCHEDULE  # noqa: F401
+"""Settings of the warehouse directory."""
+from .base import env
+
+# Import rule (docs/warehouse-directory.md): buildings of these types are kept; a building of any type
+# tagged industrial=warehouse or landuse=warehouse is kept as a warehouse.
+WAREHOUSE_BUILDING_TYPES = ("warehouse", "industrial", "commercial", "storage", "hangar", "manufacture", "depot",
+                            "logistics", "distribution_center")
+# Smaller outlines are sheds, kiosks and plant parts (tanks, towers), not rentable storage.
+WAREHOUSE_MIN_AREA_M2 = env.float("WAREHOUSE_MIN_AREA_M2", default=150.0)
+WAREHOUSE_ATTRIBUTION = "© OpenStreetMap contributors"
+WAREHOUSE_ATTRIBUTION_URL = "https://www.openstreetmap.org/copyright"
+WAREHOUSE_DATA_LICENSE = "ODbL-1.0"
+WAREHOUSE_BUILD_STAMP = env("BUILD_STAMP", default="dev")

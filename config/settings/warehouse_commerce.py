@@ -1,3 +1,12 @@
-"""Settings of the warehouse_commerce area."""
-from .base import env  # noqa: F401
-from .celery import CELERY_BEAT_SCHEDULE  # noqa: F401
+"""Settings of warehouse accounts, quotes and allowances."""
+from .base import env
+
+WAREHOUSE_JWKS_URL = env("WAREHOUSE_JWKS_URL", default="")  # empty: the platform's own keys
+WAREHOUSE_REFRESH_COOKIE_DAYS = env.int("WAREHOUSE_REFRESH_COOKIE_DAYS", default=30)
+# Monthly allowances per plan.
+WAREHOUSE_PLANS = {
+    "free": {"search": env.int("WAREHOUSE_FREE_SEARCHES", default=200), "rfq": env.int("WAREHOUSE_FREE_RFQS", default=10)},
+    "pro": {"search": 10000, "rfq": 500},
+}
+# A configured payment provider is what turns allowances from recorded into enforced.
+PAYMENTS_API_KEY = env("PAYMENTS_API_KEY", default="")

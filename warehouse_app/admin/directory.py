@@ -1,1 +1,19 @@
-"""Admin of the warehouse directory area."""
+"""Admin of the directory: facilities are read-mostly (the import owns them)."""
+from django.contrib import admin
+
+from warehouse_app.models import Facility, ImportRun
+
+
+@admin.register(Facility)
+class FacilityAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "type_code", "city", "region", "country", "floor_area_m2", "operator", "status")
+    list_filter = ("status", "type_code", "country")
+    search_fields = ("slug", "name", "city", "region", "operator", "osm_id")
+    readonly_fields = ("slug", "osm_type", "osm_id", "name", "type_code", "city", "region", "country",
+                       "floor_area_m2", "lat", "lon", "outline", "tags", "source_file", "imported_at", "withdrawn_at")
+
+
+@admin.register(ImportRun)
+class ImportRunAdmin(admin.ModelAdmin):
+    list_display = ("source_file", "started_at", "finished_at", "kept", "created", "updated", "withdrawn")
+    readonly_fields = [f.name for f in ImportRun._meta.fields]

@@ -2,7 +2,7 @@
 from django.db import models
 from django.utils import timezone
 
-__all__ = ("Facility",)
+__all__ = ("Facility", "ImportRun")
 
 
 class Facility(models.Model):
@@ -18,7 +18,8 @@ class Facility(models.Model):
     osm_id = models.BigIntegerField()
     name = models.CharField(max_length=200, blank=True)
     type_code = models.CharField(max_length=32, db_index=True)
-    operator = models.CharField(max_length=200, blank=True, db_index=True)
+    operator = models.CharField(max_length=200, blank=True, db_index=True,
+                                help_text="the OSM operator tag, else the name of the operator account that claims it")
     city = models.CharField(max_length=120, blank=True, db_index=True)
     region = models.CharField(max_length=120, blank=True, db_index=True)
     country = models.CharField(max_length=120, blank=True, db_index=True)
@@ -39,3 +40,22 @@ class Facility(models.Model):
 
     def __str__(self):
         return self.slug
+
+
+class ImportRun(models.Model):
+    """One `import_osm` run: what /api/health reports as the dataset's import time."""
+
+    source_file = models.CharField(max_length=200)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    kept = models.PositiveIntegerField(default=0)
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    withdrawn = models.PositiveIntegerField(default=0)
+    skipped = models.JSONField(default=dict, help_text="reason → count")
+
+    class Meta:
+        ordering = ("-started_at",)
+
+    def __str__(self):
+        return f"{self.source_file} at {self.started_at:%Y-%m-%d %H:%M}"

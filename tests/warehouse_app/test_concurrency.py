@@ -1,0 +1,45 @@
+"""Two concurrent despatches that together exceed the stock: exactly one succeeds (PostgreSQL)."""
+import threading
+from datetime import date, timedelta
+
+import pytest
+from django.db import connection
+
+from tests.factories import UserFactory
+from tests.warehouse_app.conftest import logged_in
+from tests.warehouse_app.factories import FacilityFactory
+from warehouse_app.models import Booking, Movement, Quote
+
+
+@pytest.mark.postgres
+def test_concurrent_despatches_cannot_exceed_on_hand(transactional_db):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
+    customer = UserFactory()
+    facility = FacilityFactory()
+    quote = Quote.objects.create(customer=customer, facility=facility, quantity=100, unit="pallet",
+                                 start_date=date.today() + timedelta(days=1), term_months=1, status="booked",
+                                 price=100, currency="EUR")
+    booking = Booking.objects.create(quote=quote, customer=customer, facility=facility, quantity=100, unit="pallet",
+                                     start_date=quote.start_date, term_months=1, price=100, currency="EUR",
+                                     status="active")
+    Movement.objects.create(booking=booking, kind="receipt", quantity=10)
+    clients = [logged_in(customer), logged_in(customer)]
+    barrier = threading.Barrier(2)
+    statuses = []
+
+    def despatch(client):
+        barrier.wait()
+        try:
+            statuses.append(client.post("/api/movements", {"booking": booking.reference, "kind": "despatch",
+                                                           "quantity": 7}, format="json").status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=despatch, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [201, 409]
+    assert Movement.objects.filter(kind="despatch").count() == 1

@@ -1,0 +1,95 @@
+"""Output shapes of the warehouse API (snake_case)."""
+from rest_framework import serializers
+
+from warehouse_app.models import Booking, Facility, Movement, Quote, ShortlistEntry, SupportTicket
+
+
+class FacilitySerializer(serializers.ModelSerializer):
+    type = serializers.CharField(source="type_code")
+    osm_way_id = serializers.SerializerMethodField()
+    osm_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Facility
+        fields = ("slug", "name", "osm_way_id", "osm_url", "type", "region", "country", "city", "operator",
+                  "floor_area_m2", "lat", "lon", "status")
+
+    def get_osm_way_id(self, obj) -> int | None:
+        return obj.osm_id if obj.osm_type == "way" else None
+
+    def get_osm_url(self, obj) -> str:
+        return f"https://www.openstreetmap.org/{obj.osm_type}/{obj.osm_id}"
+
+
+class FacilityDetailSerializer(FacilitySerializer):
+    osm_relation_id = serializers.SerializerMethodField()
+
+    class Meta(FacilitySerializer.Meta):
+        fields = FacilitySerializer.Meta.fields + ("osm_relation_id", "outline", "imported_at")
+
+    def get_osm_relation_id(self, obj) -> int | None:
+        return obj.osm_id if obj.osm_type == "relation" else None
+
+
+class FacilityBriefSerializer(serializers.ModelSerializer):
+    type = serializers.CharField(source="type_code")
+
+    class Meta:
+        model = Facility
+        fields = ("slug", "name", "type", "city", "region", "country", "floor_area_m2", "status")
+
+
+class QuoteSerializer(serializers.ModelSerializer):
+    facility = FacilityBriefSerializer()
+    requirement = serializers.SerializerMethodField()
+    answer = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Quote
+        fields = ("reference", "facility", "requirement", "status", "answer", "decline_reason", "created_at")
+
+    def get_requirement(self, obj) -> dict:
+        return {"quantity": obj.quantity, "unit": obj.unit, "start_date": obj.start_date,
+                "term_months": obj.term_months, "notes": obj.notes}
+
+    def get_answer(self, obj) -> dict | None:
+        if obj.price is None:
+            return None
+        return {"price": obj.price, "currency": obj.currency, "unit": obj.price_unit, "valid_until": obj.valid_until}
+
+
+class BookingSerializer(serializers.ModelSerializer):
+    facility = FacilityBriefSerializer()
+    quote = serializers.CharField(source="quote.reference")
+
+    class Meta:
+        model = Booking
+        fields = ("reference", "quote", "facility", "quantity", "unit", "start_date", "term_months", "price",
+                  "currency", "status", "cancel_reason", "created_at", "cancelled_at")
+
+
+class MovementSerializer(serializers.ModelSerializer):
+    booking = serializers.CharField(source="booking.reference")
+
+    class Meta:
+        model = Movement
+        fields = ("id", "booking", "kind", "quantity", "sku", "note", "created_at")
+
+
+class ShortlistSerializer(serializers.ModelSerializer):
+    facility = FacilitySerializer()
+
+    class Meta:
+        model = ShortlistEntry
+        fields = ("facility", "note", "created_at", "updated_at")
+
+
+class TicketSerializer(serializers.ModelSerializer):
+    replies = serializers.SerializerMethodField()
+
+    class Meta:
+        model = SupportTicket
+        fields = ("reference", "subject", "status", "created_at", "replies")
+
+    def get_replies(self, obj) -> list:
+        return [{"body": r.body, "from_staff": r.from_staff, "created_at": r.created_at} for r in obj.replies.all()]
