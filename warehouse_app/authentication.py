@@ -85,3 +85,15 @@ class WarehouseCookieAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request):
         return 'Cookie realm="warehouse"'
+
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension  # noqa: E402
+
+
+class WarehouseCookieScheme(OpenApiAuthenticationExtension):
+    target_class = "warehouse_app.authentication.WarehouseCookieAuthentication"
+    name = "wsAccessCookie"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "apiKey", "in": "cookie", "name": ACCESS,
+                "description": "Set by POST /api/auth/login; writes also need the X-CSRF-Token header."}

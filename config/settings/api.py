@@ -18,4 +18,14 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/",
+    # Choice sets that share a field name get stable component names.
+    "ENUM_NAME_OVERRIDES": {
+        "MovementKindEnum": "warehouse_app.models.Movement.Kind",
+        "SessionKindEnum": "platform_app.choices.SessionKind",
+        "QuoteStatusEnum": "warehouse_app.models.Quote.Status",
+        "BookingStatusEnum": "warehouse_app.models.Booking.Status",
+        "FacilityStatusEnum": "warehouse_app.models.Facility.Status",
+        "TicketStatusEnum": "warehouse_app.models.SupportTicket.Status",
+        "QuoteUnitEnum": "warehouse_app.models.Quote.Unit",
+    },
 }
