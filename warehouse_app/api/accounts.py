@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config import ratelimit
+from platform_app.api.auth import SignUpInput as SignupInput  # the same account, the same rules
 from platform_app.api.base import InputSerializer
 from platform_app.choices import SessionKind
 from platform_app.services import auth as auth_services
@@ -14,12 +15,6 @@ from warehouse_app.services.allowances import usage_report
 from warehouse_app.services.workspace import dashboard_stats
 
 OK = OpenApiResponse(description="OK")
-
-
-class SignupInput(InputSerializer):
-    email = serializers.EmailField(max_length=254)
-    password = serializers.CharField(max_length=256, trim_whitespace=False)
-    name = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
 
 
 class LoginInput(InputSerializer):
