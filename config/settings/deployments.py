@@ -1,3 +1,14 @@
-"""Settings of the deployments area."""
-from .base import env  # noqa: F401
-from .celery import CELERY_BEAT_SCHEDULE  # noqa: F401
+"""Settings of builds, artifacts and the edge."""
+from .base import ALLOWED_HOSTS, DATA_DIR, env
+from .celery import CELERY_BEAT_SCHEDULE
+from .teams import DEPLOY_DOMAIN
+
+BUILD_ROOT = DATA_DIR / "builds"           # scratch folders, removed after each build
+ARTIFACT_ROOT = DATA_DIR / "artifacts"     # one folder per ready deployment
+BUILD_TIMEOUT_SECONDS = env.int("BUILD_TIMEOUT_SECONDS", default=900)
+BUILD_STUCK_AFTER_SECONDS = env.int("BUILD_STUCK_AFTER_SECONDS", default=1800)
+DEPLOY_PORT = env("DEPLOY_PORT", default="8000")  # shown in deployment URLs; empty for port 80
+ALLOWED_HOSTS.append(f".{DEPLOY_DOMAIN}")
+
+CELERY_BEAT_SCHEDULE["deployments-reap-stuck"] = {
+    "task": "platform_app.tasks.deployments.deployment_reap_stuck", "schedule": 60.0}

@@ -1,2 +1,16 @@
-"""Routes of the deployments area (mounted under /v1/)."""
-urlpatterns = []
+"""Deployment routes (mounted under /v1/)."""
+from django.urls import path
+
+from platform_app.api import deployments
+
+O = "orgs/<str:org_id>"
+P = f"{O}/projects/<str:project_id>"
+
+urlpatterns = [
+    path(f"{P}/deployments", deployments.ProjectDeploymentsView.as_view()),
+    path(f"{O}/deployments", deployments.WorkspaceDeploymentsView.as_view()),
+    path(f"{O}/deployments/<str:deployment_id>", deployments.DeploymentDetailView.as_view()),
+    path(f"{O}/deployments/<str:deployment_id>/events", deployments.DeploymentEventsView.as_view()),
+    path(f"{O}/deployments/<str:deployment_id>/cancel", deployments.DeploymentCancelView.as_view()),
+    path(f"{O}/deployments/<str:deployment_id>/logs/stream", deployments.DeploymentLogStreamView.as_view()),
+]

@@ -4,7 +4,7 @@ from django.utils import timezone
 
 from config.ids import PrefixedIdField
 
-__all__ = ("Deployment",)
+__all__ = ("Deployment", "DeploymentEvent", "LogLine")
 
 
 class Deployment(models.Model):
@@ -38,6 +38,10 @@ class Deployment(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     ready_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    framework = models.CharField(max_length=32, blank=True)
+    artifact_path = models.CharField(max_length=500, blank=True, help_text="folder under ARTIFACT_ROOT")
+    snapshot = models.JSONField(default=dict, blank=True,
+                                help_text="what it was built with: commit, commands, env var names and value hash")
 
     class Meta:
         ordering = ("-created_at",)
@@ -49,3 +53,29 @@ class Deployment(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.Status.READY, self.Status.ERROR, self.Status.CANCELED)
+
+
+class DeploymentEvent(models.Model):
+    """One state change of a deployment (queued, building, ready, error, canceled, ...)."""
+
+    deployment = models.ForeignKey(Deployment, on_delete=models.CASCADE, related_name="events")
+    type = models.CharField(max_length=32)
+    message = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("created_at", "pk")
+
+
+class LogLine(models.Model):
+    """Append-only build output: never rewritten, so a failed build's whole log stays readable."""
+
+    deployment = models.ForeignKey(Deployment, on_delete=models.CASCADE, related_name="log_lines")
+    seq = models.PositiveIntegerField()
+    stream = models.CharField(max_length=8, default="build")
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("seq",)
+        constraints = [models.UniqueConstraint(fields=["deployment", "seq"], name="log_line_unique_seq")]

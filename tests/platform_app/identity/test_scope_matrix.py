@@ -15,6 +15,7 @@ P = "/v1/orgs/acme/projects/{project}"
 # One real route per required scope. Add a row when an area serves routes of that scope.
 ROUTES = {
     "read": ("get", "/v1/orgs/acme"),
+    "deploy": ("post", P + "/deployments"),
     "env:read": ("get", P + "/env"),
     "env:write": ("post", P + "/env"),
     "admin": ("post", "/v1/orgs/acme/api-tokens"),

@@ -1,0 +1,175 @@
+"""Deployments: trigger, list, get, events, cancel, live log stream (SSE)."""
+import time
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from config.errors import NotFound, Unauthenticated, ValidationFailed
+from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint, query_int
+from platform_app.models import Deployment, DeploymentEvent, LogLine
+from platform_app.services import deployments as services
+
+
+class DeploymentSerializer(serializers.ModelSerializer):
+    project_id = serializers.CharField()
+    url = serializers.SerializerMethodField()
+    queued_at = serializers.DateTimeField(source="created_at")
+    queue_position = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Deployment
+        fields = ("id", "project_id", "env", "branch", "commit_sha", "trigger", "status", "url", "created_at",
+                  "queued_at", "started_at", "ready_at", "finished_at", "error_message", "queue_position",
+                  "framework", "snapshot")
+
+    def get_url(self, obj) -> str:
+        return services.deployment_url(obj)
+
+    def get_queue_position(self, obj) -> int | None:
+        return services.queue_position(obj)
+
+
+class EventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DeploymentEvent
+        fields = ("type", "message", "created_at")
+
+
+class TriggerInput(InputSerializer):
+    env = serializers.CharField(max_length=64, default="preview")
+    branch = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    trigger = serializers.CharField(max_length=16, default="api")
+
+
+def project_of(view, project_id):
+    project = view.workspace.projects.filter(pk=project_id).first()
+    if project is None:
+        raise NotFound("No such project.")
+    return project
+
+
+class ProjectDeploymentsView(PlatformView):
+    @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of a project")
+    def get(self, request, org_id, project_id):
+        qs = Deployment.objects.filter(project=project_of(self, project_id)).select_related("project")
+        return cursor_page(request, qs, DeploymentSerializer)
+
+    @endpoint(scope="deploy", status=201, request=TriggerInput, response=DeploymentSerializer,
+              summary="Trigger a deployment (queued, then built by a worker)")
+    def post(self, request, org_id, project_id):
+        data = TriggerInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        deployment = services.deployment_trigger(project=project_of(self, project_id), env=v["env"],
+                                                 branch=v.get("branch") or None, trigger=v["trigger"],
+                                                 actor=request.user, ip=self.ip)
+        deployment.refresh_from_db()
+        return Response(DeploymentSerializer(deployment).data, status=201)
+
+
+class WorkspaceDeploymentsView(PlatformView):
+    @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of the workspace",
+              parameters=[OpenApiParameter("status", str), OpenApiParameter("env", str),
+                          OpenApiParameter("projectId", str), OpenApiParameter("limit", int)])
+    def get(self, request, org_id):
+        qs = Deployment.objects.filter(project__workspace=self.workspace).select_related("project")
+        status = request.query_params.get("status")
+        if status:
+            if status not in Deployment.Status.values:
+                raise ValidationFailed(f"status must be one of {', '.join(Deployment.Status.values)}.",
+                                       details={"status": ["Invalid."]})
+            qs = qs.filter(status=status)
+        if request.query_params.get("env"):
+            qs = qs.filter(env=request.query_params["env"])
+        if request.query_params.get("projectId"):
+            qs = qs.filter(project_id=request.query_params["projectId"])
+        return cursor_page(request, qs, DeploymentSerializer)
+
+
+class DeploymentDetailView(PlatformView):
+    @endpoint(scope="read", response=DeploymentSerializer, summary="One deployment with its status and URL")
+    def get(self, request, org_id, deployment_id):
+        return Response(DeploymentSerializer(services.deployment_get(workspace=self.workspace,
+                                                                     deployment_id=deployment_id)).data)
+
+
+class DeploymentEventsView(PlatformView):
+    @endpoint(scope="read", response=EventSerializer(many=True), summary="State changes of a deployment")
+    def get(self, request, org_id, deployment_id):
+        deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
+        return Response({"items": EventSerializer(deployment.events.all(), many=True).data, "next_cursor": None})
+
+
+class DeploymentCancelView(PlatformView):
+    @endpoint(scope="deploy", status=201, request=None, response=DeploymentSerializer,
+              summary="Cancel a queued or running build (409 when it already ended)")
+    def post(self, request, org_id, deployment_id):
+        deployment = services.deployment_cancel(workspace=self.workspace, deployment_id=deployment_id,
+                                                actor=request.user)
+        return Response(DeploymentSerializer(deployment).data, status=201)
+
+
+def _stream_user(request):
+    """EventSource cannot send headers: accept `?token=` from /v1/auth/ws-token."""
+    from platform_app.models import User
+    from platform_app.services.keys import token_verify
+
+    token = request.query_params.get("token")
+    if not token:
+        return None
+    claims = token_verify(token, audience="platform-stream")
+    user = User.objects.filter(pk=claims["sub"], is_active=True).first()
+    if user is None:
+        raise Unauthenticated("The stream token's user is gone.")
+    return user
+
+
+def sse_lines(deployment, after: int, *, poll: float = 0.5, heartbeat: float = 15.0, max_seconds: float = 3600):
+    """Replay stored lines after `after`, follow new ones, end with an `end` event carrying the status."""
+    last, idle_since, started = after, time.monotonic(), time.monotonic()
+    yield ": stream open\n\n"
+    while time.monotonic() - started < max_seconds:
+        lines = list(LogLine.objects.filter(deployment=deployment, seq__gt=last).order_by("seq")[:500])
+        for line in lines:
+            last = line.seq
+            text = line.text.replace("\n", " ")
+            yield f"id: {line.seq}\nevent: log\ndata: {text}\n\n"
+        if lines:
+            idle_since = time.monotonic()
+            continue
+        deployment.refresh_from_db(fields=["status"])
+        if deployment.is_finished and not LogLine.objects.filter(deployment=deployment, seq__gt=last).exists():
+            yield f"event: end\ndata: {deployment.status}\n\n"
+            return
+        if time.monotonic() - idle_since > heartbeat:
+            idle_since = time.monotonic()
+            yield ": keep-alive\n\n"
+        time.sleep(poll)
+
+
+class DeploymentLogStreamView(PlatformView):
+    def get_permissions(self):
+        if self.request.query_params.get("token"):
+            return []
+        return super().get_permissions()
+
+    def initial(self, request, *args, **kwargs):
+        stream_user = _stream_user(request)
+        if stream_user is not None:
+            request.user = stream_user
+        super().initial(request, *args, **kwargs)
+
+    @endpoint(scope="read", summary="Build and deploy logs as server-sent events",
+              response=OpenApiResponse(description="text/event-stream: `log` events (id = line number), then `end`"),
+              parameters=[OpenApiParameter("token", str, description="a stream token from /v1/auth/ws-token"),
+                          OpenApiParameter("Last-Event-ID", str, OpenApiParameter.HEADER)])
+    def get(self, request, org_id, deployment_id):
+        deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
+        raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId") or "0"
+        after = int(raw) if raw.isdigit() else 0
+        response = StreamingHttpResponse(sse_lines(deployment, after), content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+        return response

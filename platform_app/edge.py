@@ -1,0 +1,79 @@
+"""The edge: serves ready deployments by host name, before any other route.
+
+`<project>-<short id>.<DEPLOY_DOMAIN>` is one deployment, `<project>.<DEPLOY_DOMAIN>` the project's production
+deployment. Static files with their content types, `index.html` for folders, the artifact's `404.html` (or a
+plain 404), cache headers; preview deployments pass through preview protection first.
+"""
+import mimetypes
+from pathlib import Path
+
+from django.conf import settings
+from django.http import FileResponse, HttpResponse
+
+from platform_app.models import Deployment, Project
+
+
+def _resolve(host: str):
+    host = host.split(":")[0].lower()
+    suffix = "." + settings.DEPLOY_DOMAIN
+    if not host.endswith(suffix):
+        return None
+    label = host[: -len(suffix)]
+    if not label or "." in label:
+        return None
+    project = Project.objects.filter(slug=label).select_related("production_deployment__project").first()
+    if project is not None:
+        return project.production_deployment or False
+    slug, _, short = label.rpartition("-")
+    if not slug or not short:
+        return False
+    return (Deployment.objects.select_related("project").filter(project__slug=slug, pk__startswith=f"dpl_{short}")
+            .first() or False)
+
+
+def serve(request, deployment) -> HttpResponse:
+    from platform_app.services.preview import preview_gate
+
+    if deployment.status != Deployment.Status.READY or not deployment.artifact_path:
+        return HttpResponse(f"This deployment is {deployment.status}.", status=503, content_type="text/plain")
+    gate = preview_gate(request, deployment)
+    if gate is not None:
+        return gate
+    root = (settings.ARTIFACT_ROOT / deployment.artifact_path).resolve()
+    target = (root / request.path.lstrip("/")).resolve()
+    if not str(target).startswith(str(root)):
+        return HttpResponse("Not found", status=404, content_type="text/plain")
+    if target.is_dir():
+        target = target / "index.html"
+    if not target.is_file() and not target.suffix and (target.with_suffix(".html")).is_file():
+        target = target.with_suffix(".html")  # clean URLs: /about → about.html
+    if not target.is_file():
+        page = root / "404.html"
+        if page.is_file():
+            return HttpResponse(page.read_bytes(), status=404, content_type="text/html; charset=utf-8")
+        return HttpResponse("Not found", status=404, content_type="text/plain")
+    content_type, encoding = mimetypes.guess_type(target.name)
+    response = FileResponse(open(target, "rb"), content_type=content_type or "application/octet-stream")
+    html = (content_type or "").startswith("text/html")
+    response["Cache-Control"] = "public, max-age=0, must-revalidate" if html else "public, max-age=3600"
+    response["X-Deployment-Id"] = deployment.pk
+    return response
+
+
+class EdgeMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        deployment = _resolve(request.META.get("HTTP_HOST", ""))
+        if deployment is None:
+            return self.get_response(request)  # not a deployment host: the platform itself
+        if deployment is False:
+            return HttpResponse("No deployment here.", status=404, content_type="text/plain")
+        if request.method not in ("GET", "HEAD"):
+            return HttpResponse("Method not allowed", status=405, content_type="text/plain")
+        from django.contrib.auth import get_user
+        from django.utils.functional import SimpleLazyObject
+
+        request.user = SimpleLazyObject(lambda: get_user(request))  # members pass preview protection
+        return serve(request, deployment)

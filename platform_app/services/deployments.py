@@ -1,0 +1,101 @@
+"""Deployments: trigger, cancel, events, logs, URLs. The build itself is in services/builds.py."""
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from config.errors import Conflict, NotFound, ValidationFailed
+from platform_app.models import Deployment, DeploymentEvent, LogLine
+from platform_app.services.audit import audit_record
+
+S = Deployment.Status
+
+
+def short_id(deployment) -> str:
+    return deployment.pk.removeprefix("dpl_")[:8]
+
+
+def deployment_url(deployment) -> str:
+    port = f":{settings.DEPLOY_PORT}" if settings.DEPLOY_PORT not in ("", "80") else ""
+    return f"http://{deployment.project.slug}-{short_id(deployment)}.{settings.DEPLOY_DOMAIN}{port}/"
+
+
+def production_url(project) -> str:
+    port = f":{settings.DEPLOY_PORT}" if settings.DEPLOY_PORT not in ("", "80") else ""
+    return f"http://{project.slug}.{settings.DEPLOY_DOMAIN}{port}/"
+
+
+def event_add(deployment, type_: str, message: str = "") -> DeploymentEvent:
+    return DeploymentEvent.objects.create(deployment=deployment, type=type_, message=message[:2000])
+
+
+def log_append(deployment, text: str, stream: str = "build") -> LogLine:
+    """Append one line with the next sequence number (the unique constraint keeps the order honest)."""
+    last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"] or 0
+    return LogLine.objects.create(deployment=deployment, seq=last + 1, stream=stream, text=text[:10000])
+
+
+@transaction.atomic
+def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, actor=None, ip: str = "") -> Deployment:
+    """Record a queued deployment and enqueue its build once the transaction commits."""
+    from platform_app.services.env import environment_names
+
+    if env not in environment_names(project):
+        raise ValidationFailed(f"Unknown environment {env}.", code="unknown_environment", details={"env": ["Unknown."]})
+    if trigger not in Deployment.Trigger.values:
+        raise ValidationFailed("trigger must be manual, api, hook or git.", details={"trigger": ["Invalid."]})
+    if project.source == project.Source.IMAGE or not project.git_url:
+        raise ValidationFailed("This project has no Git repository to build.", code="not_buildable")
+    deployment = Deployment.objects.create(project=project, env=env, branch=branch or project.production_branch,
+                                           trigger=trigger, created_by=actor if getattr(actor, "pk", None) else None)
+    event_add(deployment, "queued", f"{trigger} deployment of {deployment.branch} to {env}")
+    audit_record(workspace=project.workspace, actor=actor, action="deployment.created", target=deployment,
+                 data={"env": env, "branch": deployment.branch, "trigger": trigger}, ip=ip)
+
+    from platform_app.tasks.deployments import deployment_build
+
+    transaction.on_commit(lambda: deployment_build.delay(deployment.pk))
+    return deployment
+
+
+def deployment_get(*, workspace, deployment_id: str) -> Deployment:
+    deployment = (Deployment.objects.select_related("project").filter(pk=deployment_id, project__workspace=workspace)
+                  .first())
+    if deployment is None:
+        raise NotFound("No such deployment.")
+    return deployment
+
+
+@transaction.atomic
+def deployment_cancel(*, workspace, deployment_id: str, actor=None) -> Deployment:
+    """A queued build is canceled at once; a running one is marked and its process group killed by the
+    build loop within a second; a finished one is 409."""
+    deployment = Deployment.objects.select_for_update().filter(pk=deployment_id, project__workspace=workspace).first()
+    if deployment is None:
+        raise NotFound("No such deployment.")
+    if deployment.is_finished:
+        raise Conflict(f"The deployment already ended ({deployment.status}).")
+    deployment.status = S.CANCELED
+    deployment.finished_at = timezone.now()
+    deployment.save(update_fields=["status", "finished_at"])
+    event_add(deployment, "canceled", f"canceled by {getattr(actor, 'email', 'the platform')}")
+    return deployment
+
+
+def queue_position(deployment) -> int | None:
+    if deployment.status != S.QUEUED:
+        return None
+    return Deployment.objects.filter(status=S.QUEUED, created_at__lt=deployment.created_at).count() + 1
+
+
+def deployments_reap_stuck() -> int:
+    """Builds past their limit (a killed worker) end in error instead of building forever."""
+    cutoff = timezone.now() - timedelta(seconds=settings.BUILD_STUCK_AFTER_SECONDS)
+    stuck = list(Deployment.objects.filter(status__in=[S.BUILDING, S.DEPLOYING], started_at__lt=cutoff))
+    for deployment in stuck:
+        Deployment.objects.filter(pk=deployment.pk).update(status=S.ERROR, finished_at=timezone.now(),
+                                                           error_message="The build stopped reporting and was ended.")
+        event_add(deployment, "error", "reaped: no progress past the build limit")
+    return len(stuck)

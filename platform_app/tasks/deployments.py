@@ -1,0 +1,20 @@
+"""Celery entry points of deployments."""
+from celery import shared_task
+from django.conf import settings
+
+
+@shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.deployments.deployment_build",
+             soft_time_limit=settings.BUILD_TIMEOUT_SECONDS + 60, time_limit=settings.BUILD_TIMEOUT_SECONDS + 120)
+def deployment_build(deployment_id: str) -> str:
+    """Build one deployment (a second delivery of the same id does nothing)."""
+    from platform_app.services.builds import deployment_build as build
+
+    return build(deployment_id=deployment_id)
+
+
+@shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.deployments.deployment_reap_stuck")
+def deployment_reap_stuck() -> int:
+    """Beat: end builds a killed worker left `building`."""
+    from platform_app.services.deployments import deployments_reap_stuck
+
+    return deployments_reap_stuck()

@@ -1,0 +1,175 @@
+"""Deployments for real: a local Git repository is cloned and built by the build task, the edge serves it."""
+import subprocess
+import threading
+import time
+
+import pytest
+
+from platform_app.models import Deployment, LogLine, Project
+
+pytestmark = pytest.mark.django_db
+
+
+def git_repo(path, files: dict):
+    path.mkdir()
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    git = ["git", "-C", str(path), "-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "site"], check=True)
+    return path
+
+
+@pytest.fixture
+def site(tmp_path):
+    return git_repo(tmp_path / "site", {
+        "src/index.html": "<h1>Hello from the build</h1>",
+        "src/style.css": "h1 { color: teal }",
+        "src/404.html": "<h1>Lost</h1>",
+    })
+
+
+@pytest.fixture
+def project(workspace, site, settings, tmp_path):
+    settings.ARTIFACT_ROOT = tmp_path / "artifacts"
+    settings.BUILD_ROOT = tmp_path / "builds"
+    return Project.objects.create(workspace=workspace, name="Site", slug="site", git_url=f"file://{site}",
+                                  build_command="mkdir -p out && cp -r src/. out/ && echo built", output_directory="out")
+
+
+def trigger(client, project, capture, execute=True, **body):
+    body.setdefault("env", "production")
+    with capture(execute=execute):
+        return client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments", body, format="json")
+
+
+def test_trigger_builds_and_the_edge_serves_it(alice_client, project, django_capture_on_commit_callbacks, client):
+    resp = trigger(alice_client, project, django_capture_on_commit_callbacks)
+    assert resp.status_code == 201
+    body = resp.json()
+    assert body["status"] == "queued" and body["env"] == "production" and body["branch"] == "main"
+    deployment = Deployment.objects.get()
+    assert deployment.status == "ready", deployment.error_message
+    assert len(deployment.commit_sha) == 40
+    detail = alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}").json()
+    assert detail["status"] == "ready" and detail["url"].startswith(f"http://site-{deployment.pk[4:12]}.localhost")
+    events = [e["type"] for e in alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/events").json()["items"]]
+    assert events == ["queued", "building", "ready"]
+    assert LogLine.objects.filter(deployment=deployment, text="built").exists()
+
+    page = client.get("/", HTTP_HOST=f"site-{deployment.pk[4:12]}.localhost")
+    assert page.status_code == 200 and page["Content-Type"].startswith("text/html")
+    assert b"".join(page.streaming_content) == b"<h1>Hello from the build</h1>"
+    css = client.get("/style.css", HTTP_HOST="site.localhost")  # production alias
+    assert css["Content-Type"].startswith("text/css") and "max-age=3600" in css["Cache-Control"]
+    missing = client.get("/nope", HTTP_HOST="site.localhost")
+    assert missing.status_code == 404 and missing.content == b"<h1>Lost</h1>"
+    assert client.get("/", HTTP_HOST="other.localhost").status_code == 404
+
+
+def test_failing_build_ends_in_error_with_exit_code_and_log(alice_client, project, django_capture_on_commit_callbacks):
+    project.build_command = "echo about to fail && exit 3"
+    project.save()
+    trigger(alice_client, project, django_capture_on_commit_callbacks)
+    deployment = Deployment.objects.get()
+    assert deployment.status == "error"
+    assert "exited with 3" in deployment.error_message and "about to fail" in deployment.error_message
+    lines = list(LogLine.objects.filter(deployment=deployment).values_list("text", flat=True))
+    assert "about to fail" in lines and lines == sorted(lines, key=lines.index)
+
+
+def test_unknown_branch_ends_in_error_with_gits_message(alice_client, project, django_capture_on_commit_callbacks):
+    trigger(alice_client, project, django_capture_on_commit_callbacks, branch="no-such-branch")
+    deployment = Deployment.objects.get()
+    assert deployment.status == "error" and "git clone failed" in deployment.error_message
+    assert "error" in [e.type for e in deployment.events.all()]
+
+
+def test_build_timeout_kills_the_process(alice_client, project, settings, django_capture_on_commit_callbacks):
+    settings.BUILD_TIMEOUT_SECONDS = 2
+    project.build_command = "sleep 31.5"
+    project.save()
+    trigger(alice_client, project, django_capture_on_commit_callbacks)
+    deployment = Deployment.objects.get()
+    assert deployment.status == "error" and "time limit" in deployment.error_message
+    assert subprocess.run(["pgrep", "-f", "sleep 31.5"], capture_output=True).returncode == 1
+
+
+def test_cancel_of_a_queued_build_is_immediate_and_of_a_finished_one_409(alice_client, project,
+                                                                         django_capture_on_commit_callbacks):
+    trigger(alice_client, project, django_capture_on_commit_callbacks, execute=False)
+    deployment = Deployment.objects.get()
+    assert alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}").json()["queuePosition"] == 1
+    resp = alice_client.post(f"/v1/orgs/acme/deployments/{deployment.pk}/cancel")
+    assert resp.status_code == 201 and resp.json()["status"] == "canceled"
+    from platform_app.services.builds import deployment_build
+
+    assert deployment_build(deployment_id=deployment.pk) == "skipped"  # the queued task finds it canceled
+    again = alice_client.post(f"/v1/orgs/acme/deployments/{deployment.pk}/cancel")
+    assert again.status_code == 409
+
+
+@pytest.mark.postgres
+def test_cancel_of_a_running_build_kills_its_process_group(transactional_db, alice, as_user, project):
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("two threads writing at once need PostgreSQL (CI sets DATABASE_URL)")
+    from platform_app.services.builds import deployment_build
+    from platform_app.services.deployments import deployment_trigger
+
+    project.build_command = "sleep 32.5 & sleep 32.5; wait"
+    project.save()
+    deployment = deployment_trigger(project=project, env="preview", branch="main", trigger="api", actor=alice)
+    Deployment.objects.filter(pk=deployment.pk).update(status="queued")
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(status=deployment_build(deployment_id=deployment.pk)))
+    worker.start()
+    deadline = time.monotonic() + 20
+    while not LogLine.objects.filter(deployment=deployment, text__startswith="$ sleep").exists():
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    resp = as_user(alice).post(f"/v1/orgs/acme/deployments/{deployment.pk}/cancel")
+    assert resp.status_code == 201
+    worker.join(timeout=20)
+    assert result["status"] == "canceled"
+    assert Deployment.objects.get(pk=deployment.pk).status == "canceled"
+    assert subprocess.run(["pgrep", "-f", "sleep 32.5"], capture_output=True).returncode == 1
+
+
+def test_sse_replays_from_last_event_id_and_ends(alice_client, project, django_capture_on_commit_callbacks):
+    trigger(alice_client, project, django_capture_on_commit_callbacks)
+    deployment = Deployment.objects.get()
+    resp = alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream", HTTP_LAST_EVENT_ID="1")
+    assert resp["Content-Type"] == "text/event-stream"
+    text = b"".join(resp.streaming_content).decode()
+    assert "id: 1\n" not in text and "id: 2\n" in text
+    assert text.rstrip().endswith("event: end\ndata: ready")
+
+
+def test_stream_accepts_a_ws_token(alice_client, api, project, django_capture_on_commit_callbacks):
+    trigger(alice_client, project, django_capture_on_commit_callbacks)
+    deployment = Deployment.objects.get()
+    token = alice_client.post("/v1/auth/ws-token").json()["token"]
+    resp = api.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream?token={token}")
+    assert resp.status_code == 200 and "event: end" in b"".join(resp.streaming_content).decode()
+    assert api.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream?token=forged").status_code == 401
+
+
+def test_trigger_validation_and_lists(alice_client, project, django_capture_on_commit_callbacks):
+    bad = trigger(alice_client, project, django_capture_on_commit_callbacks, env="moon")
+    assert bad.status_code == 400 and Deployment.objects.count() == 0
+    trigger(alice_client, project, django_capture_on_commit_callbacks, env="preview")
+    assert alice_client.get("/v1/orgs/acme/deployments?status=ready").json()["items"][0]["env"] == "preview"
+    assert alice_client.get("/v1/orgs/acme/deployments?status=weird").status_code == 400
+    assert len(alice_client.get(f"/v1/orgs/acme/projects/{project.pk}/deployments").json()["items"]) == 1
+
+
+def test_viewer_cannot_deploy(as_user, workspace, project):
+    from tests.factories import MembershipFactory
+
+    viewer = MembershipFactory(workspace=workspace, role="viewer").user
+    resp = as_user(viewer).post(f"/v1/orgs/acme/projects/{project.pk}/deployments", {"env": "preview"}, format="json")
+    assert resp.status_code == 403 and Deployment.objects.count() == 0
