@@ -1,7 +1,7 @@
 """Deployment routes (mounted under /v1/)."""
 from django.urls import path
 
-from platform_app.api import deployments
+from platform_app.api import deployments, hooks
 
 O = "orgs/<str:org_id>"
 P = f"{O}/projects/<str:project_id>"
@@ -13,4 +13,10 @@ urlpatterns = [
     path(f"{O}/deployments/<str:deployment_id>/events", deployments.DeploymentEventsView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/cancel", deployments.DeploymentCancelView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/logs/stream", deployments.DeploymentLogStreamView.as_view()),
+    path(f"{P}/rollback", hooks.RollbackView.as_view()),
+    path(f"{O}/static-sites", hooks.StaticSitesView.as_view()),
+    # Deploy hooks
+    path(f"{P}/deploy-hooks", hooks.HookListView.as_view()),
+    path(f"{P}/deploy-hooks/<str:hook_id>", hooks.HookDetailView.as_view()),
+    path("hooks/deploy/<str:secret>", hooks.HookFireView.as_view()),
 ]

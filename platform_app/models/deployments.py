@@ -4,7 +4,7 @@ from django.utils import timezone
 
 from config.ids import PrefixedIdField
 
-__all__ = ("Deployment", "DeploymentEvent", "LogLine")
+__all__ = ("Deployment", "DeploymentEvent", "LogLine", "DeployHook")
 
 
 class Deployment(models.Model):
@@ -79,3 +79,18 @@ class LogLine(models.Model):
     class Meta:
         ordering = ("seq",)
         constraints = [models.UniqueConstraint(fields=["deployment", "seq"], name="log_line_unique_seq")]
+
+
+class DeployHook(models.Model):
+    """A URL that deploys a branch when called; its secret is stored only as a hash."""
+
+    id = PrefixedIdField(prefix="hook")
+    project = models.ForeignKey("platform_app.Project", on_delete=models.CASCADE, related_name="deploy_hooks")
+    name = models.CharField(max_length=100)
+    branch = models.CharField(max_length=200)
+    secret_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_triggered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)

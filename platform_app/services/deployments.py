@@ -99,3 +99,26 @@ def deployments_reap_stuck() -> int:
                                                            error_message="The build stopped reporting and was ended.")
         event_add(deployment, "error", "reaped: no progress past the build limit")
     return len(stuck)
+
+
+@transaction.atomic
+def deployment_rollback(*, project, deployment_id: str | None, actor=None, ip: str = "") -> Deployment:
+    """Point production at an earlier ready deployment of the project, without rebuilding."""
+    from platform_app.models import Project
+
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    candidates = Deployment.objects.filter(project=project, status=S.READY).exclude(pk=project.production_deployment_id)
+    target = candidates.filter(pk=deployment_id).first() if deployment_id else candidates.order_by("-ready_at").first()
+    if target is None:
+        if deployment_id and Deployment.objects.filter(pk=deployment_id, project=project).exists():
+            raise Conflict("Only another ready deployment of this project can be rolled back to.")
+        if deployment_id:
+            raise NotFound("No such deployment in this project.")
+        raise Conflict("There is no earlier ready deployment to roll back to.", code="nothing_to_roll_back")
+    previous = project.production_deployment_id
+    project.production_deployment = target
+    project.save(update_fields=["production_deployment"])
+    event_add(target, "promoted", f"rolled back production from {previous or 'nothing'}")
+    audit_record(workspace=project.workspace, actor=actor, action="deployment.rolled_back", target=target,
+                 data={"from": previous, "to": target.pk, "commit": target.commit_sha}, ip=ip)
+    return target

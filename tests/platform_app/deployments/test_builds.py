@@ -173,3 +173,38 @@ def test_viewer_cannot_deploy(as_user, workspace, project):
     viewer = MembershipFactory(workspace=workspace, role="viewer").user
     resp = as_user(viewer).post(f"/v1/orgs/acme/projects/{project.pk}/deployments", {"env": "preview"}, format="json")
     assert resp.status_code == 403 and Deployment.objects.count() == 0
+
+
+def test_rollback_points_production_at_the_earlier_build(alice_client, project, django_capture_on_commit_callbacks,
+                                                         client):
+    assert alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/rollback").status_code == 409
+    trigger(alice_client, project, django_capture_on_commit_callbacks)
+    first = Deployment.objects.get()
+    project.build_command = "mkdir -p out && echo '<h1>v2</h1>' > out/index.html"
+    project.save()
+    trigger(alice_client, project, django_capture_on_commit_callbacks)
+    assert b"v2" in b"".join(client.get("/", HTTP_HOST="site.localhost").streaming_content)
+    resp = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/rollback", {}, format="json")
+    assert resp.status_code == 201 and resp.json()["id"] == first.pk
+    assert b"Hello from the build" in b"".join(client.get("/", HTTP_HOST="site.localhost").streaming_content)
+    assert Deployment.objects.count() == 2  # nothing rebuilt
+    sites = alice_client.get("/v1/orgs/acme/static-sites").json()["items"]
+    assert sites[0]["deploymentId"] == first.pk
+
+
+def test_deploy_hook_triggers_and_unknown_secret_is_404(alice_client, api, project, django_capture_on_commit_callbacks):
+    created = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/deploy-hooks", {"name": "cms"}, format="json")
+    assert created.status_code == 201
+    url = created.json()["url"]
+    secret = url.rsplit("/", 1)[1]
+    from platform_app.models import DeployHook
+
+    assert DeployHook.objects.get().secret_hash != secret
+    with django_capture_on_commit_callbacks(execute=True):
+        fired = api.post(f"/v1/hooks/deploy/{secret}")
+    assert fired.status_code == 200 and fired.json()["trigger"] == "hook"
+    assert Deployment.objects.get().status == "ready"
+    assert api.post("/v1/hooks/deploy/dh_nope").status_code == 404
+    hook_id = created.json()["id"]
+    assert alice_client.delete(f"/v1/orgs/acme/projects/{project.pk}/deploy-hooks/{hook_id}").status_code == 200
+    assert api.post(f"/v1/hooks/deploy/{secret}").status_code == 404
