@@ -1,7 +1,7 @@
 """Every `/v1` route of the platform (and `/health`). `O` = `orgs/<org_id>`."""
 from django.urls import include, path
 
-from platform_app.api import auth, mfa, tokens, workspaces
+from platform_app.api import auth, mfa, teams, tokens, workspaces
 
 O = "orgs/<str:org_id>"
 
@@ -29,7 +29,7 @@ urlpatterns = [
     path(f"{O}/api-tokens/<str:token_id>", tokens.WorkspaceTokenDetailView.as_view()),
     # Workspaces
     path("orgs", workspaces.WorkspaceListView.as_view()),
-    path(O, workspaces.WorkspaceDetailView.as_view()),
+    path(O, teams.WorkspaceDetailView.as_view()),
 ]
 # Areas: each module lists its own routes.
 urlpatterns += [

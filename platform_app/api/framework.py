@@ -1,0 +1,121 @@
+"""Repository inspection: `/v1/framework/repo-info`, `/detect`, `/discover`.
+
+Each call reads a remote repository with the git CLI (ls-remote or a shallow clone into
+a temporary folder that is removed afterwards) and runs the same detector builds use.
+Clones are rate-limited per user because each one costs network and disk.
+"""
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from config import ratelimit
+from config.errors import ValidationFailed
+from platform_app.api.base import InputSerializer, PlatformView, endpoint
+from platform_app.services.projects import root_directory_check
+from platform_app.services.detection import detect, discover
+from platform_app.services.git_cli import GitCommandFailed, git_clone, git_ls_remote, user_url_check
+
+CLONES_PER_MINUTE = 20
+
+
+class RepoInput(InputSerializer):
+    url = serializers.CharField(max_length=500, help_text="Any URL the git CLI reads (https, ssh, file://)")
+
+
+class CloneInput(RepoInput):
+    branch = serializers.CharField(max_length=200, required=False, help_text="Default: the default branch")
+    root_directory = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+
+class RepoInfoSerializer(serializers.Serializer):
+    default_branch = serializers.CharField(allow_null=True)
+    branches = serializers.ListField(child=serializers.CharField())
+    head_commit = serializers.CharField(allow_null=True)
+
+
+class DetectionSerializer(serializers.Serializer):
+    framework = serializers.CharField()
+    runtime = serializers.CharField()
+    install_command = serializers.CharField(allow_blank=True)
+    build_command = serializers.CharField(allow_blank=True)
+    output_directory = serializers.CharField(allow_blank=True)
+    start_command = serializers.CharField(allow_blank=True)
+    evidence = serializers.ListField(child=serializers.CharField())
+
+
+class DetectResultSerializer(DetectionSerializer):
+    branch = serializers.CharField()
+    commit_sha = serializers.CharField()
+    root_directory = serializers.CharField(allow_blank=True)
+
+
+class DiscoveredAppSerializer(DetectionSerializer):
+    path = serializers.CharField()
+
+
+class DiscoverResultSerializer(serializers.Serializer):
+    branch = serializers.CharField()
+    commit_sha = serializers.CharField()
+    apps = DiscoveredAppSerializer(many=True)
+
+
+def _clone(request, values: dict, tmp: str) -> tuple[Path, str, str]:
+    values["url"] = user_url_check(values["url"])
+    ratelimit.consume(f"framework-clone:{request.user.pk}", CLONES_PER_MINUTE, 60,
+                      "Too many repository inspections; try again in a minute.")
+    branch = values.get("branch") or git_ls_remote(values["url"]).default_branch
+    if not branch:
+        raise ValidationFailed("The repository has no branches.", code="git_unreachable",
+                               details={"url": ["Empty repository."]})
+    dest = Path(tmp) / "repo"
+    try:
+        sha = git_clone(values["url"], branch=branch, dest=dest, timeout=settings.GIT_TIMEOUT_SECONDS)
+    except GitCommandFailed as exc:
+        raise ValidationFailed(f"git cannot clone this repository: {exc.message}", code="git_unreachable",
+                               details={"url": [exc.message]})
+    return dest, branch, sha
+
+
+class RepoInfoView(PlatformView):
+    @endpoint(scope="read", status=201, request=RepoInput, response=RepoInfoSerializer,
+              summary="Default branch, branches and head commit of a repository (git ls-remote)")
+    def post(self, request):
+        data = RepoInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        info = git_ls_remote(user_url_check(data.validated_data["url"]))
+        return Response(RepoInfoSerializer(info).data, status=201)
+
+
+class DetectView(PlatformView):
+    @endpoint(scope="read", status=201, request=CloneInput, response=DetectResultSerializer,
+              summary="Detect the framework and build commands of a repository")
+    def post(self, request):
+        data = CloneInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        root_directory = root_directory_check(values.get("root_directory", ""))
+        with tempfile.TemporaryDirectory(prefix="detect-") as tmp:
+            dest, branch, sha = _clone(request, values, tmp)
+            target = dest / root_directory if root_directory else dest
+            if not target.is_dir():
+                raise ValidationFailed("The root directory does not exist in the repository.",
+                                       details={"root_directory": ["Not found."]})
+            found = detect(target)
+        body = found.as_dict() | {"branch": branch, "commit_sha": sha, "root_directory": root_directory}
+        return Response(DetectResultSerializer(body).data, status=201)
+
+
+class DiscoverView(PlatformView):
+    @endpoint(scope="read", status=201, request=CloneInput, response=DiscoverResultSerializer,
+              summary="Find the app roots of a monorepo, each with its detection")
+    def post(self, request):
+        data = CloneInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        with tempfile.TemporaryDirectory(prefix="discover-") as tmp:
+            dest, branch, sha = _clone(request, data.validated_data, tmp)
+            apps = [found.as_dict() | {"path": path} for path, found in discover(dest)]
+        return Response(DiscoverResultSerializer({"branch": branch, "commit_sha": sha, "apps": apps}).data,
+                        status=201)
