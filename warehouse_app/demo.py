@@ -1,4 +1,4 @@
-"""Demo data of the warehouse service: both OSM extracts, and the demo user as owner (answers every quote)."""
+"""Demo data of the warehouse service: the small OSM extract, and the demo user as owner (answers every quote)."""
 from pathlib import Path
 
 from warehouse_app.models import Facility
@@ -9,10 +9,11 @@ DATA = Path(__file__).resolve().parent / "data" / "osm"
 
 
 def load(*, user, workspace, stdout):
+    """Import the small Baltimore extract when the directory is empty (a re-run changes nothing)."""
     if not Facility.objects.exists():
         osm_import(path=DATA / "baltimore-small.osm.pbf", region="Maryland", country="United States",
                    progress=lambda *_: None)
-        osm_import(path=DATA / "liechtenstein-autauga.osm.pbf", progress=lambda *_: None)
     role_set(user=user, role="owner")
     stdout.write(f"  Warehouses: {Facility.objects.count()} facilities at http://localhost:8000/warehouses/ "
-                 "(the demo user is owner: it answers every rate request)")
+                 "(the demo user is owner: it answers every rate request; "
+                 "`manage.py import_osm warehouse_app/data/osm/liechtenstein-autauga.osm.pbf` adds the larger extract)")

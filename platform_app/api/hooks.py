@@ -1,4 +1,5 @@
 """Rollback, deploy hooks and static sites."""
+from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -53,7 +54,8 @@ class HookListView(PlatformView):
 
 
 class HookDetailView(PlatformView):
-    @endpoint(scope="admin", response=serializers.Serializer, summary="Delete (revoke) a deploy hook")
+    @endpoint(scope="admin", response=inline_serializer("HookDeleted", {"deleted": serializers.BooleanField()}),
+              summary="Delete (revoke) a deploy hook")
     def delete(self, request, org_id, project_id, hook_id):
         hooks.hook_delete(project=project_of(self, project_id), hook_id=hook_id)
         return Response({"deleted": True})
@@ -68,7 +70,7 @@ class HookFireView(PlatformView):
 
 class StaticSitesView(PlatformView):
     @endpoint(scope="read", summary="Projects whose production deployment is a static site",
-              response=serializers.ListSerializer(child=serializers.DictField()))
+              response=inline_serializer("StaticSites", {"items": serializers.ListField(child=serializers.DictField())}))
     def get(self, request, org_id):
         rows = (Project.objects.filter(workspace=self.workspace, production_deployment__status="ready")
                 .select_related("production_deployment"))

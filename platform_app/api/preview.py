@@ -24,7 +24,7 @@ class ProtectionInput(InputSerializer):
     password = serializers.CharField(max_length=256, required=False, allow_blank=True, trim_whitespace=False)
 
 
-class VerifyInput(InputSerializer):
+class PreviewPasswordInput(InputSerializer):
     password = serializers.CharField(max_length=256, trim_whitespace=False)
 
 
@@ -55,12 +55,12 @@ def _project(project_id):
 class PreviewVerifyView(PlatformView):
     parser_classes = [CamelCaseJSONParser, FormParser]
 
-    @endpoint(public=True, status=201, request=VerifyInput, summary="Enter a preview password",
+    @endpoint(public=True, status=201, request=PreviewPasswordInput, summary="Enter a preview password",
               response=inline_serializer("PreviewVerified", {"allowed": serializers.BooleanField()}),
               description="Sets a signed cookie scoped to the project. Wrong passwords are 401 and counted (429 past the limit).")
     def post(self, request, project_id):
         project = _project(project_id)
-        data = VerifyInput(data=request.data)
+        data = PreviewPasswordInput(data=request.data)
         data.is_valid(raise_exception=True)
         value = preview.preview_verify(project=project, password=data.validated_data["password"], ip=self.ip)
         response = Response({"allowed": True}, status=201)

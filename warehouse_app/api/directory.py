@@ -1,7 +1,7 @@
 """Public directory routes."""
 from django.conf import settings
 from django.db.models import Max, Sum
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from config.errors import NotFound
@@ -13,19 +13,31 @@ from warehouse_app.services import directory
 ATTRIBUTION = {"text": settings.WAREHOUSE_ATTRIBUTION, "url": settings.WAREHOUSE_ATTRIBUTION_URL,
                "license": settings.WAREHOUSE_DATA_LICENSE}
 OK = OpenApiResponse(description="OK")
+PAGING = [OpenApiParameter("page", int, description="1-based; a page past the end is 404"),
+          OpenApiParameter("page_size", int, description="default 20, at most 100 (larger values are clamped)")]
+SEARCH_FILTERS = [
+    *(OpenApiParameter(name, str, description=f"case-insensitive exact {name}")
+      for name in ("region", "country", "city", "operator")),
+    OpenApiParameter("type", str, description="a facility type code (GET /api/facility-types)"),
+    OpenApiParameter("min_area", float, description="minimum floor area in m²"),
+    OpenApiParameter("max_area", float, description="maximum floor area in m²"),
+    OpenApiParameter("q", str, description="text in the name, city, operator or slug"),
+]
 
 
 class FacilityListView(WarehouseView):
-    @extend_schema(responses={200: FacilitySerializer(many=True), **ERRORS}, summary="Paged list of facilities")
+    @extend_schema(responses={200: FacilitySerializer(many=True), **ERRORS}, summary="Paged list of facilities",
+                   parameters=PAGING)
     def get(self, request):
-        return page_response(request, directory.active().order_by("slug"), FacilitySerializer,
+        return page_response(request, directory.active().defer("outline", "tags").order_by("slug"), FacilitySerializer,
                              extra={"attribution": ATTRIBUTION})
 
 
 class FacilitySearchView(WarehouseView):
     @extend_schema(responses={200: FacilitySerializer(many=True), **ERRORS}, summary="Search facilities",
                    description="Filters: region, country, city, type, operator, min_area, max_area (m²), q. Every "
-                               "parameter that could not be applied is named in `unapplied_filters` with a reason.")
+                               "parameter that could not be applied is named in `unapplied_filters` with a reason.",
+                   parameters=[*SEARCH_FILTERS, *PAGING])
     def get(self, request):
         qs, unapplied = directory.facilities_search(request.query_params)
         if request.user.is_authenticated:

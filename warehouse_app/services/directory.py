@@ -9,6 +9,7 @@ FIELD = {"region": "region", "country": "country", "city": "city", "type": "type
 
 
 def active():
+    """Facilities still in the map data (withdrawn ones keep only their own page)."""
     return Facility.objects.filter(status=Facility.Status.ACTIVE)
 
 
@@ -41,7 +42,8 @@ def facilities_search(params) -> tuple:
     q = (params.get("q") or "").strip()
     if q:
         qs = qs.filter(Q(name__icontains=q) | Q(city__icontains=q) | Q(operator__icontains=q) | Q(slug__icontains=q))
-    return qs.order_by("-floor_area_m2", "slug"), unapplied
+    # outlines and raw tags are only shown on a facility's own page: lists do not load them
+    return qs.defer("outline", "tags").order_by("-floor_area_m2", "slug"), unapplied
 
 
 def regions():

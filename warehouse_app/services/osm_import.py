@@ -46,6 +46,7 @@ def _equal_area(lat: float, lon: float) -> Transformer:
 
 
 def floor_area_m2(geom) -> float:
+    """Footprint in m², measured in an equal-area projection centred on the building."""
     c = geom.centroid
     return transform(_equal_area(round(c.y, 1), round(c.x, 1)).transform, geom).area
 
@@ -77,6 +78,7 @@ class Summary:
 
 
 def _read(path: Path, progress) -> tuple[list[Candidate], list[Boundary], Counter]:
+    """Stream the file once; keep only candidates above the minimum area and named admin boundaries."""
     wkb = osmium.geom.WKBFactory()
     candidates, boundaries, skipped = [], [], Counter()
     seen = 0
@@ -130,7 +132,8 @@ def _places(candidates, boundaries):
         yield cand, city, region, country
 
 
-def _slug(cand: Candidate, city: str, taken: set) -> str:
+def _slug(cand: Candidate, city: str) -> str:
+    """Readable and stable: the name (else type and city) plus the OSM id, which keeps it unique."""
     base = slugify(cand.tags.get("name") or f"{cand.type_code} {city}".strip())[:80] or cand.type_code
     return f"{base}-{cand.osm_id}" if cand.osm_type == "way" else f"{base}-r{cand.osm_id}"
 
@@ -144,9 +147,13 @@ def osm_import(*, path: Path, region: str = "", country: str = "", progress=prin
     progress(f"  {len(candidates)} warehouse-like buildings, {len(boundaries)} named admin boundaries")
     summary = Summary(skipped=skipped)
     now = timezone.now()
-    existing = {(f.osm_type, f.osm_id): f for f in Facility.objects.filter(
-        osm_id__in=[c.osm_id for c in candidates])}
     with transaction.atomic():
+        # rows locked so that an operator claim or a second import cannot interleave with this refresh
+        ids = [c.osm_id for c in candidates]
+        existing = {}
+        for start in range(0, len(ids), 10_000):  # SQLite caps the variables of one statement
+            existing.update({(f.osm_type, f.osm_id): f for f in Facility.objects.select_for_update().filter(
+                osm_id__in=ids[start:start + 10_000])})
         seen = set()
         for cand, city, reg, ctry in _places(candidates, boundaries):
             c = cand.geom.centroid
@@ -158,7 +165,7 @@ def osm_import(*, path: Path, region: str = "", country: str = "", progress=prin
                           source_file=path.name, imported_at=now, withdrawn_at=None)
             current = existing.get((cand.osm_type, cand.osm_id))
             if current is None:
-                Facility.objects.create(slug=_slug(cand, city, set()), osm_type=cand.osm_type, osm_id=cand.osm_id,
+                Facility.objects.create(slug=_slug(cand, city), osm_type=cand.osm_type, osm_id=cand.osm_id,
                                         **values)
                 summary.created += 1
             else:
