@@ -1,7 +1,7 @@
 """Deployment routes (mounted under /v1/)."""
 from django.urls import path
 
-from platform_app.api import deployments, hooks
+from platform_app.api import deployments, doctor, hooks
 
 O = "orgs/<str:org_id>"
 P = f"{O}/projects/<str:project_id>"
@@ -19,4 +19,9 @@ urlpatterns = [
     path(f"{P}/deploy-hooks", hooks.HookListView.as_view()),
     path(f"{P}/deploy-hooks/<str:hook_id>", hooks.HookDetailView.as_view()),
     path("hooks/deploy/<str:secret>", hooks.HookFireView.as_view()),
+    # Git webhooks and the doctor
+    path("webhooks/git-a", doctor.GitAWebhookView.as_view()),
+    path(f"{O}/deployments/<str:deployment_id>/diagnoses", doctor.DiagnosesView.as_view()),
+    path(f"{O}/deployments/<str:deployment_id>/doctor", doctor.DoctorView.as_view()),
+    path(f"{O}/doctor-reports/<str:report_id>/pr", doctor.DoctorPullRequestView.as_view()),
 ]

@@ -4,7 +4,7 @@ from django.utils import timezone
 
 from config.ids import PrefixedIdField
 
-__all__ = ("Deployment", "DeploymentEvent", "LogLine", "DeployHook")
+__all__ = ("Deployment", "DeploymentEvent", "LogLine", "DeployHook", "WebhookDelivery", "DoctorReport")
 
 
 class Deployment(models.Model):
@@ -91,6 +91,32 @@ class DeployHook(models.Model):
     secret_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_triggered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at",)
+
+
+class WebhookDelivery(models.Model):
+    """A code host's delivery id, stored once: a redelivered push is acknowledged and not deployed twice."""
+
+    provider = models.CharField(max_length=16)
+    delivery_id = models.CharField(max_length=100)
+    event = models.CharField(max_length=64)
+    received_at = models.DateTimeField(default=timezone.now)
+    deployments = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["provider", "delivery_id"], name="webhook_delivery_unique")]
+
+
+class DoctorReport(models.Model):
+    """Findings of the build doctor for one failed deployment."""
+
+    id = PrefixedIdField(prefix="doc")
+    deployment = models.ForeignKey(Deployment, on_delete=models.CASCADE, related_name="doctor_reports")
+    findings = models.JSONField(default=list)
+    created_at = models.DateTimeField(default=timezone.now)
+    pull_request_url = models.CharField(max_length=500, blank=True)
 
     class Meta:
         ordering = ("-created_at",)
