@@ -39,6 +39,15 @@ def serve(request, deployment) -> HttpResponse:
     gate = preview_gate(request, deployment)
     if gate is not None:
         return gate
+    from platform_app.services import isr
+
+    hit = isr.cached(deployment.pk, request.path)
+    if hit is not None:
+        response = HttpResponse(hit["body"], status=hit["status"], content_type=hit["content_type"])
+        response["Cache-Control"] = hit["cache_control"]
+        response["X-Edge-Cache"] = "HIT"
+        response["X-Deployment-Id"] = deployment.pk
+        return response
     root = (settings.ARTIFACT_ROOT / deployment.artifact_path).resolve()
     target = (root / request.path.lstrip("/")).resolve()
     if not str(target).startswith(str(root)):
@@ -52,10 +61,19 @@ def serve(request, deployment) -> HttpResponse:
         if page.is_file():
             return HttpResponse(page.read_bytes(), status=404, content_type="text/html; charset=utf-8")
         return HttpResponse("Not found", status=404, content_type="text/plain")
-    content_type, encoding = mimetypes.guess_type(target.name)
-    response = FileResponse(open(target, "rb"), content_type=content_type or "application/octet-stream")
-    html = (content_type or "").startswith("text/html")
-    response["Cache-Control"] = "public, max-age=0, must-revalidate" if html else "public, max-age=3600"
+    content_type, _ = mimetypes.guess_type(target.name)
+    content_type = content_type or "application/octet-stream"
+    html = content_type.startswith("text/html")
+    cache_control = "public, max-age=0, must-revalidate" if html else "public, max-age=3600"
+    if target.stat().st_size <= settings.EDGE_CACHE_MAX_BYTES:
+        body = target.read_bytes()
+        isr.store(deployment.pk, request.path, status=200, content_type=content_type, body=body,
+                  cache_control=cache_control, tags=isr.tags_for(root, request.path))
+        response = HttpResponse(body, content_type=content_type)
+    else:
+        response = FileResponse(open(target, "rb"), content_type=content_type)
+    response["Cache-Control"] = cache_control
+    response["X-Edge-Cache"] = "MISS"
     response["X-Deployment-Id"] = deployment.pk
     return response
 

@@ -12,3 +12,4 @@ ALLOWED_HOSTS.append(f".{DEPLOY_DOMAIN}")
 
 CELERY_BEAT_SCHEDULE["deployments-reap-stuck"] = {
     "task": "platform_app.tasks.deployments.deployment_reap_stuck", "schedule": 60.0}
+EDGE_CACHE_MAX_BYTES = env.int("EDGE_CACHE_MAX_BYTES", default=1024 * 1024)

@@ -78,3 +78,31 @@ class StaticSitesView(PlatformView):
                   "deployment_id": p.production_deployment_id, "framework": p.production_deployment.framework}
                  for p in rows if not (p.production_deployment.snapshot or {}).get("start")]
         return Response({"items": items, "next_cursor": None})
+
+
+class RevalidateInput(InputSerializer):
+    paths = serializers.ListField(child=serializers.CharField(max_length=500), required=False, default=list,
+                                  max_length=100)
+    tags = serializers.ListField(child=serializers.CharField(max_length=100), required=False, default=list,
+                                 max_length=100)
+
+    def validate(self, data):
+        if not data["paths"] and not data["tags"]:
+            raise serializers.ValidationError({"paths": ["Send paths or tags to revalidate."]})
+        if any(not p.startswith("/") for p in data["paths"]):
+            raise serializers.ValidationError({"paths": ["Paths start with /."]})
+        return data
+
+
+class RevalidateView(PlatformView):
+    @endpoint(scope="deploy", status=201, request=RevalidateInput, summary="Purge cached edge responses (ISR)",
+              response=inline_serializer("Revalidated", {"purged": serializers.ListField(child=serializers.CharField()),
+                                                         "deployment_id": serializers.CharField(allow_null=True)}))
+    def post(self, request, org_id, project_id):
+        from platform_app.services.isr import revalidate
+
+        data = RevalidateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = revalidate(project=project_of(self, project_id), paths=data.validated_data["paths"],
+                            tags=data.validated_data["tags"])
+        return Response(result, status=201)

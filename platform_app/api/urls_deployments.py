@@ -14,6 +14,7 @@ urlpatterns = [
     path(f"{O}/deployments/<str:deployment_id>/cancel", deployments.DeploymentCancelView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/logs/stream", deployments.DeploymentLogStreamView.as_view()),
     path(f"{P}/rollback", hooks.RollbackView.as_view()),
+    path(f"{P}/isr/revalidate", hooks.RevalidateView.as_view()),
     path(f"{O}/static-sites", hooks.StaticSitesView.as_view()),
     # Deploy hooks
     path(f"{P}/deploy-hooks", hooks.HookListView.as_view()),

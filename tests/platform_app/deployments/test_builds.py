@@ -61,7 +61,7 @@ def test_trigger_builds_and_the_edge_serves_it(alice_client, project, django_cap
 
     page = client.get("/", HTTP_HOST=f"site-{deployment.pk[4:12]}.localhost")
     assert page.status_code == 200 and page["Content-Type"].startswith("text/html")
-    assert b"".join(page.streaming_content) == b"<h1>Hello from the build</h1>"
+    assert page.content == b"<h1>Hello from the build</h1>"
     css = client.get("/style.css", HTTP_HOST="site.localhost")  # production alias
     assert css["Content-Type"].startswith("text/css") and "max-age=3600" in css["Cache-Control"]
     missing = client.get("/nope", HTTP_HOST="site.localhost")
@@ -183,10 +183,10 @@ def test_rollback_points_production_at_the_earlier_build(alice_client, project, 
     project.build_command = "mkdir -p out && echo '<h1>v2</h1>' > out/index.html"
     project.save()
     trigger(alice_client, project, django_capture_on_commit_callbacks)
-    assert b"v2" in b"".join(client.get("/", HTTP_HOST="site.localhost").streaming_content)
+    assert b"v2" in client.get("/", HTTP_HOST="site.localhost").content
     resp = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/rollback", {}, format="json")
     assert resp.status_code == 201 and resp.json()["id"] == first.pk
-    assert b"Hello from the build" in b"".join(client.get("/", HTTP_HOST="site.localhost").streaming_content)
+    assert b"Hello from the build" in client.get("/", HTTP_HOST="site.localhost").content
     assert Deployment.objects.count() == 2  # nothing rebuilt
     sites = alice_client.get("/v1/orgs/acme/static-sites").json()["items"]
     assert sites[0]["deploymentId"] == first.pk

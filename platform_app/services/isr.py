@@ -1,0 +1,62 @@
+"""The edge's response cache and its revalidation (ISR).
+
+The edge keeps cacheable responses of a deployment in the cache (Redis when configured) under
+(deployment, path), with the tags the deployment declares for that path (`_tags.json` in the artifact:
+`{"/blog/": ["blog"]}`, prefixes allowed). `POST P/isr/revalidate` drops entries by path or tag, so the
+next request is served fresh. Responses marked `no-store` or `private` are never cached.
+"""
+import json
+
+from django.conf import settings
+from django.core.cache import cache
+
+TTL = 3600
+
+
+def _key(deployment_id: str, path: str) -> str:
+    return f"edge:{deployment_id}:{path}"
+
+
+def _index_key(deployment_id: str) -> str:
+    return f"edge-index:{deployment_id}"
+
+
+def tags_for(artifact_root, path: str) -> list[str]:
+    manifest = artifact_root / "_tags.json"
+    if not manifest.is_file():
+        return []
+    try:
+        rules = json.loads(manifest.read_text())
+    except ValueError:
+        return []
+    return sorted({t for prefix, tags in rules.items() if path.startswith(prefix) for t in tags})
+
+
+def cached(deployment_id: str, path: str) -> dict | None:
+    return cache.get(_key(deployment_id, path))
+
+
+def store(deployment_id: str, path: str, *, status: int, content_type: str, body: bytes, cache_control: str,
+          tags: list[str]) -> None:
+    if "no-store" in cache_control or "private" in cache_control or len(body) > settings.EDGE_CACHE_MAX_BYTES:
+        return
+    cache.set(_key(deployment_id, path), {"status": status, "content_type": content_type, "body": body,
+                                          "cache_control": cache_control}, TTL)
+    index = cache.get(_index_key(deployment_id)) or {}
+    index[path] = tags
+    cache.set(_index_key(deployment_id), index, TTL)
+
+
+def revalidate(*, project, paths: list[str], tags: list[str]) -> dict:
+    """Purge the production deployment's cached responses for these paths and tags."""
+    deployment_id = project.production_deployment_id
+    if not deployment_id:
+        return {"purged": [], "deploymentId": None}
+    index = cache.get(_index_key(deployment_id)) or {}
+    wanted = {p for p in index if p in paths or set(index[p]) & set(tags)}
+    wanted |= {p for p in paths if cache.get(_key(deployment_id, p)) is not None}
+    for path in wanted:
+        cache.delete(_key(deployment_id, path))
+        index.pop(path, None)
+    cache.set(_index_key(deployment_id), index, TTL)
+    return {"purged": sorted(wanted), "deployment_id": deployment_id}
