@@ -110,9 +110,10 @@ def deployment_build(*, deployment_id: str) -> str:
     scratch = Path(tempfile.mkdtemp(prefix=f"{deployment.pk}-", dir=settings.BUILD_ROOT))
     deadline = time.monotonic() + settings.BUILD_TIMEOUT_SECONDS
     try:
-        log_append(deployment, f"Cloning {project.git_url} at {deployment.branch}", stream="system")
+        source = project.git_url or f"{project.git_provider}:{project.git_repo}"
+        log_append(deployment, f"Cloning {source} at {deployment.branch}", stream="system")
         try:
-            sha = git_clone(project.git_url, branch=deployment.branch, dest=scratch / "src",
+            sha = git_clone(_clone_url(project), branch=deployment.branch, dest=scratch / "src",
                             timeout=settings.BUILD_TIMEOUT_SECONDS)
         except ApplicationError as exc:
             raise BuildFailed(f"git clone failed: {exc.message}")
@@ -150,6 +151,16 @@ def deployment_build(*, deployment_id: str) -> str:
         return _finish_error(deployment, str(exc))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _clone_url(project) -> str:
+    """A plain URL as given, or a provider repository through the workspace's connection (the token is
+    never stored on the project)."""
+    if project.git_url:
+        return project.git_url
+    from platform_app.services.git_connections import clone_url_for
+
+    return clone_url_for(workspace=project.workspace, provider=project.git_provider, repo=project.git_repo)
 
 
 def _scan(project, deployment, repo_dir, sha):

@@ -46,7 +46,7 @@ def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, a
         raise ValidationFailed(f"Unknown environment {env}.", code="unknown_environment", details={"env": ["Unknown."]})
     if trigger not in Deployment.Trigger.values:
         raise ValidationFailed("trigger must be manual, api, hook or git.", details={"trigger": ["Invalid."]})
-    if project.source == project.Source.IMAGE or not project.git_url:
+    if project.source == project.Source.IMAGE or not (project.git_url or project.git_provider):
         raise ValidationFailed("This project has no Git repository to build.", code="not_buildable")
     deployment = Deployment.objects.create(project=project, env=env, branch=branch or project.production_branch,
                                            trigger=trigger, created_by=actor if getattr(actor, "pk", None) else None)

@@ -1,0 +1,144 @@
+"""Code hosts: OAuth authorization code flow, the signed-in user, repositories, clone URLs."""
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit
+
+import httpx
+from django.conf import settings
+
+from config.errors import ApplicationError, ServiceUnavailable
+
+
+class ProviderError(ApplicationError):
+    status, code = 502, "provider_error"
+
+
+@dataclass
+class ProviderUser:
+    subject: str
+    login: str
+    email: str
+    email_verified: bool
+
+
+class GitHost:
+    name = ""
+
+    @property
+    def config(self) -> dict:
+        return settings.GIT_PROVIDERS[self.name]
+
+    def require_configured(self) -> None:
+        if not self.config.get("client_id"):
+            raise ServiceUnavailable(f"The {self.name} provider is not configured.", code="provider_not_configured")
+
+    def authorize_url(self, *, state: str, redirect_uri: str) -> str:
+        self.require_configured()
+        query = {"client_id": self.config["client_id"], "redirect_uri": redirect_uri, "state": state,
+                 "response_type": "code", "scope": self.config["scope"]}
+        return f"{self.config['authorize_url']}?{urlencode(query)}"
+
+    def _call(self, method: str, url: str, **kwargs) -> httpx.Response:
+        try:
+            resp = httpx.request(method, url, timeout=settings.PROVIDER_TIMEOUT_SECONDS, **kwargs)
+        except httpx.HTTPError as exc:
+            raise ProviderError(f"{self.name} is unreachable ({exc.__class__.__name__}).")
+        if resp.status_code >= 400:
+            raise ProviderError(f"{self.name} answered {resp.status_code}: {resp.text[:200]}")
+        return resp
+
+    def exchange_code(self, *, code: str, redirect_uri: str) -> str:
+        """The access token for an authorization code."""
+        self.require_configured()
+        data = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
+                "client_id": self.config["client_id"], "client_secret": self.config["client_secret"]}
+        body = self._call("POST", self.config["token_url"], data=data, headers={"Accept": "application/json"}).json()
+        if "access_token" not in body:
+            raise ProviderError(f"{self.name} refused the code: {body.get('error_description') or body.get('error')}")
+        return body["access_token"]
+
+    def api(self, token: str, path: str, params: dict | None = None):
+        return self._call("GET", f"{self.config['api_url'].rstrip('/')}{path}", params=params,
+                          headers={"Authorization": f"Bearer {token}", "Accept": "application/json"}).json()
+
+    def clone_url(self, token: str, repo: str) -> str:
+        host = urlsplit(self.config["web_url"])
+        return f"{host.scheme}://{self.token_user}:{token}@{host.netloc}/{repo}.git"
+
+
+class GitA(GitHost):
+    """GitHub's REST API (`/user`, `/user/emails`, `/user/repos`, installations)."""
+
+    name, token_user = "git-a", "x-access-token"
+
+    def install_url(self, *, state: str) -> str:
+        self.require_configured()
+        base = self.config["install_url"].format(app=self.config.get("app_slug") or "app")
+        return f"{base}?{urlencode({'state': state})}"
+
+    def user(self, token: str) -> ProviderUser:
+        me = self.api(token, "/user")
+        emails = self.api(token, "/user/emails")
+        primary = next((e for e in emails if e.get("primary")), emails[0] if emails else {})
+        return ProviderUser(str(me["id"]), me.get("login", ""), (primary.get("email") or me.get("email") or "").lower(),
+                            bool(primary.get("verified")))
+
+    def repos(self, token: str, installation_id: str = "") -> list[dict]:
+        rows = (self.api(token, f"/user/installations/{installation_id}/repositories")["repositories"]
+                if installation_id else self.api(token, "/user/repos", {"per_page": 100}))
+        return [{"full_name": r["full_name"], "clone_url": r["clone_url"], "default_branch": r.get("default_branch"),
+                 "private": r.get("private", False)} for r in rows]
+
+
+class GitB(GitHost):
+    """GitLab's API v4 (`/user`, `/projects?membership=true`)."""
+
+    name, token_user = "git-b", "oauth2"
+
+    def user(self, token: str) -> ProviderUser:
+        me = self.api(token, "/user")
+        return ProviderUser(str(me["id"]), me.get("username", ""), (me.get("email") or "").lower(),
+                            bool(me.get("confirmed_at")))
+
+    def repos(self, token: str, installation_id: str = "") -> list[dict]:
+        rows = self.api(token, "/projects", {"membership": "true", "per_page": 100})
+        return [{"full_name": r["path_with_namespace"], "clone_url": r["http_url_to_repo"],
+                 "default_branch": r.get("default_branch"), "private": r.get("visibility") != "public"} for r in rows]
+
+
+class GitC(GitHost):
+    """Bitbucket's API 2.0 (`/user`, `/user/emails`, `/repositories?role=member`)."""
+
+    name, token_user = "git-c", "x-token-auth"
+
+    def exchange_code(self, *, code: str, redirect_uri: str) -> str:
+        self.require_configured()
+        body = self._call("POST", self.config["token_url"], data={"grant_type": "authorization_code", "code": code},
+                          auth=(self.config["client_id"], self.config["client_secret"])).json()
+        if "access_token" not in body:
+            raise ProviderError(f"git-c refused the code: {body.get('error_description') or body.get('error')}")
+        return body["access_token"]
+
+    def user(self, token: str) -> ProviderUser:
+        me = self.api(token, "/user")
+        emails = self.api(token, "/user/emails").get("values", [])
+        primary = next((e for e in emails if e.get("is_primary")), {})
+        return ProviderUser(me.get("uuid", ""), me.get("username", ""), (primary.get("email") or "").lower(),
+                            bool(primary.get("is_confirmed")))
+
+    def repos(self, token: str, installation_id: str = "") -> list[dict]:
+        rows = self.api(token, "/repositories", {"role": "member", "pagelen": 100}).get("values", [])
+        return [{"full_name": r["full_name"],
+                 "clone_url": next((c["href"] for c in r.get("links", {}).get("clone", []) if c.get("name") == "https"), ""),
+                 "default_branch": (r.get("mainbranch") or {}).get("name"), "private": r.get("is_private", False)}
+                for r in rows]
+
+
+GIT_HOSTS = {cls.name: cls for cls in (GitA, GitB, GitC)}
+
+
+def git_host(name: str) -> GitHost:
+    from config.errors import NotFound
+
+    if name not in GIT_HOSTS:
+        raise NotFound(f"Unknown provider {name}; use git-a, git-b or git-c.")
+    return GIT_HOSTS[name]()
