@@ -125,7 +125,13 @@ def test_cancel_of_a_running_build_kills_its_process_group(transactional_db, ali
     deployment = deployment_trigger(project=project, env="preview", branch="main", trigger="api", actor=alice)
     Deployment.objects.filter(pk=deployment.pk).update(status="queued")
     result = {}
-    worker = threading.Thread(target=lambda: result.update(status=deployment_build(deployment_id=deployment.pk)))
+    def build():
+        try:
+            result.update(status=deployment_build(deployment_id=deployment.pk))
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=build)
     worker.start()
     deadline = time.monotonic() + 20
     while not LogLine.objects.filter(deployment=deployment, text__startswith="$ sleep").exists():
