@@ -118,12 +118,11 @@ def test_cancel_of_a_running_build_kills_its_process_group(transactional_db, ali
     if connection.vendor != "postgresql":
         pytest.skip("two threads writing at once need PostgreSQL (CI sets DATABASE_URL)")
     from platform_app.services.builds import deployment_build
-    from platform_app.services.deployments import deployment_trigger
 
     project.build_command = "sleep 32.5 & sleep 32.5; wait"
     project.save()
-    deployment = deployment_trigger(project=project, env="preview", branch="main", trigger="api", actor=alice)
-    Deployment.objects.filter(pk=deployment.pk).update(status="queued")
+    # queued directly: the worker below is the build task, run in a thread so the test can cancel it
+    deployment = Deployment.objects.create(project=project, env="preview", branch="main", trigger="api")
     result = {}
     def build():
         try:
