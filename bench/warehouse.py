@@ -8,7 +8,6 @@ slugs and source file. Prints requests/s and p95 latency of typical searches and
 the full Django stack (in-process, no sockets), next to the same query run directly on the ORM.
 """
 import os
-import resource
 import statistics
 import subprocess
 import sys

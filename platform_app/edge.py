@@ -5,7 +5,6 @@ deployment. Static files with their content types, `index.html` for folders, the
 plain 404), cache headers; preview deployments pass through preview protection first.
 """
 import mimetypes
-from pathlib import Path
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse

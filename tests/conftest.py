@@ -94,3 +94,18 @@ def travel(time_machine):
         time_machine.move_to(timezone.now() + timedelta(seconds=seconds), tick=False)
 
     return go
+
+
+def git_repo(path, files: dict):
+    """A real Git repository at `path` with `files` committed on `main`."""
+    import subprocess
+
+    path.mkdir()
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    git = ["git", "-C", str(path), "-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
+    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "initial"], check=True)
+    return path

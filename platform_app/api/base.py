@@ -154,6 +154,12 @@ class PlatformView(APIView):
     def ip(self) -> str:
         return ratelimit.client_ip(self.request)
 
+    def project(self, project_id: str):
+        """A project of the URL's workspace (by id or slug); 404 otherwise."""
+        from platform_app.services.projects import project_get
+
+        return project_get(workspace=self.workspace, project_id=project_id)
+
     def required_scope(self, request) -> str | None:
         handler = getattr(self, request.method.lower(), None)
         return getattr(handler, "required_scope", None)

@@ -2,12 +2,12 @@
 import time
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.errors import NotFound, Unauthenticated, ValidationFailed
-from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint, query_int
+from config.errors import Unauthenticated, ValidationFailed
+from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint
 from platform_app.models import Deployment, DeploymentEvent, LogLine
 from platform_app.services import deployments as services
 
@@ -43,17 +43,11 @@ class TriggerInput(InputSerializer):
     trigger = serializers.CharField(max_length=16, default="api")
 
 
-def project_of(view, project_id):
-    project = view.workspace.projects.filter(pk=project_id).first()
-    if project is None:
-        raise NotFound("No such project.")
-    return project
-
 
 class ProjectDeploymentsView(PlatformView):
     @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of a project")
     def get(self, request, org_id, project_id):
-        qs = Deployment.objects.filter(project=project_of(self, project_id)).select_related("project")
+        qs = Deployment.objects.filter(project=self.project(project_id)).select_related("project")
         return cursor_page(request, qs, DeploymentSerializer)
 
     @endpoint(scope="deploy", status=201, request=TriggerInput, response=DeploymentSerializer,
@@ -62,7 +56,7 @@ class ProjectDeploymentsView(PlatformView):
         data = TriggerInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        deployment = services.deployment_trigger(project=project_of(self, project_id), env=v["env"],
+        deployment = services.deployment_trigger(project=self.project(project_id), env=v["env"],
                                                  branch=v.get("branch") or None, trigger=v["trigger"],
                                                  actor=request.user, ip=self.ip)
         deployment.refresh_from_db()

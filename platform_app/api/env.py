@@ -3,18 +3,12 @@ from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.errors import NotFound, ValidationFailed
+from config.errors import ValidationFailed
 from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint
 from platform_app.models import Environment, EnvVar, SecretFinding
 from platform_app.services import env as env_services
 from platform_app.services import secret_scan
 
-
-def project_of(view, project_id):
-    project = view.workspace.projects.filter(pk=project_id).first()
-    if project is None:
-        raise NotFound("No such project.")
-    return project
 
 
 class EnvVarSerializer(serializers.ModelSerializer):
@@ -72,7 +66,7 @@ class EnvListView(PlatformView):
               description="Secret values are returned only with reveal=true, the header `x-svc-reveal: true` and the "
                           "`env:read` scope; every reveal is written to the audit log.")
     def get(self, request, org_id, project_id):
-        project = project_of(self, project_id)
+        project = self.project(project_id)
         reveal = _reveal_requested(request)
         target = request.query_params.get("target") or request.query_params.get("env")
         qs = env_services.env_vars_list(project=project, target=target, branch=request.query_params.get("branch"))
@@ -84,7 +78,7 @@ class EnvListView(PlatformView):
     @endpoint(scope="env:write", status=201, request=EnvVarInput, response=EnvVarSerializer,
               summary="Create an environment variable")
     def post(self, request, org_id, project_id):
-        project = project_of(self, project_id)
+        project = self.project(project_id)
         data = EnvVarInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -96,7 +90,7 @@ class EnvListView(PlatformView):
 class EnvDetailView(PlatformView):
     @endpoint(scope="env:write", request=EnvVarUpdateInput, response=EnvVarSerializer, summary="Update a variable")
     def patch(self, request, org_id, project_id, env_id):
-        project = project_of(self, project_id)
+        project = self.project(project_id)
         data = EnvVarUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
@@ -108,7 +102,7 @@ class EnvDetailView(PlatformView):
     @endpoint(scope="env:write", response=inline_serializer("EnvDeleted", {"deleted": serializers.BooleanField()}),
               summary="Delete a variable")
     def delete(self, request, org_id, project_id, env_id):
-        env_services.env_var_delete(project=project_of(self, project_id), env_id=env_id, actor=request.user,
+        env_services.env_var_delete(project=self.project(project_id), env_id=env_id, actor=request.user,
                                     ip=self.ip)
         return Response({"deleted": True})
 
@@ -120,7 +114,7 @@ class EnvImportView(PlatformView):
                                                              "keys": serializers.ListField(child=serializers.CharField())}),
               description="One transaction: an invalid line rejects the whole file (400 with its line number).")
     def post(self, request, org_id, project_id):
-        project = project_of(self, project_id)
+        project = self.project(project_id)
         data = EnvImportInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -136,7 +130,7 @@ class EnvResolvedView(PlatformView):
                                                          "variables": serializers.ListField(),
                                                          "hash": serializers.CharField()}))
     def get(self, request, org_id, project_id):
-        project = project_of(self, project_id)
+        project = self.project(project_id)
         environment = request.query_params.get("env") or "production"
         if environment not in env_services.environment_names(project):
             raise ValidationFailed(f"Unknown environment {environment}.", code="unknown_target")
@@ -171,7 +165,7 @@ class EnvironmentUpdateInput(InputSerializer):
 class EnvironmentListView(PlatformView):
     @endpoint(scope="read", response=EnvironmentSerializer(many=True), summary="Environments of a project")
     def get(self, request, org_id, project_id):
-        rows = env_services.environments_for(project_of(self, project_id))
+        rows = env_services.environments_for(self.project(project_id))
         return Response({"items": EnvironmentSerializer(rows, many=True).data, "next_cursor": None})
 
     @endpoint(scope="env:write", status=201, request=EnvironmentInput, response=EnvironmentSerializer,
@@ -179,7 +173,7 @@ class EnvironmentListView(PlatformView):
     def post(self, request, org_id, project_id):
         data = EnvironmentInput(data=request.data)
         data.is_valid(raise_exception=True)
-        env = env_services.environment_create(project=project_of(self, project_id), **data.validated_data)
+        env = env_services.environment_create(project=self.project(project_id), **data.validated_data)
         return Response(EnvironmentSerializer(env).data, status=201)
 
 
@@ -189,7 +183,7 @@ class EnvironmentDetailView(PlatformView):
     def patch(self, request, org_id, project_id, environment_id):
         data = EnvironmentUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        env = env_services.environment_update(project=project_of(self, project_id), environment_id=environment_id,
+        env = env_services.environment_update(project=self.project(project_id), environment_id=environment_id,
                                               name=data.validated_data.get("name"),
                                               branch_pattern=data.validated_data.get("branch_pattern"))
         return Response(EnvironmentSerializer(env).data)
@@ -197,7 +191,7 @@ class EnvironmentDetailView(PlatformView):
     @endpoint(scope="env:write", response=inline_serializer("EnvironmentDeleted", {"deleted": serializers.BooleanField()}),
               summary="Delete a custom environment (the built-ins stay)")
     def delete(self, request, org_id, project_id, environment_id):
-        env_services.environment_delete(project=project_of(self, project_id), environment_id=environment_id)
+        env_services.environment_delete(project=self.project(project_id), environment_id=environment_id)
         return Response({"deleted": True})
 
 
@@ -224,7 +218,7 @@ class FindingImportInput(InputSerializer):
 class SecretFindingListView(PlatformView):
     @endpoint(scope="read", response=SecretFindingSerializer(many=True), summary="Committed secrets found by builds")
     def get(self, request, org_id, project_id):
-        qs = SecretFinding.objects.filter(project=project_of(self, project_id), ignored_at__isnull=True)
+        qs = SecretFinding.objects.filter(project=self.project(project_id), ignored_at__isnull=True)
         return cursor_page(request, qs, SecretFindingSerializer, order_field="last_seen_at")
 
 
@@ -234,7 +228,7 @@ class SecretFindingImportView(PlatformView):
     def post(self, request, org_id, project_id, finding_id):
         data = FindingImportInput(data=request.data)
         data.is_valid(raise_exception=True)
-        finding, _ = secret_scan.finding_import(project=project_of(self, project_id), finding_id=finding_id,
+        finding, _ = secret_scan.finding_import(project=self.project(project_id), finding_id=finding_id,
                                                 key=data.validated_data["key"], targets=data.validated_data["target"],
                                                 actor=request.user, ip=self.ip)
         return Response(SecretFindingSerializer(finding).data, status=201)
@@ -243,5 +237,5 @@ class SecretFindingImportView(PlatformView):
 class SecretFindingDetailView(PlatformView):
     @endpoint(scope="env:write", response=SecretFindingSerializer, summary="Ignore a finding (it will not come back)")
     def delete(self, request, org_id, project_id, finding_id):
-        finding = secret_scan.finding_ignore(project=project_of(self, project_id), finding_id=finding_id)
+        finding = secret_scan.finding_ignore(project=self.project(project_id), finding_id=finding_id)
         return Response(SecretFindingSerializer(finding).data)

@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from platform_app.api.base import InputSerializer, PlatformView, endpoint
-from platform_app.api.deployments import DeploymentSerializer, project_of
+from platform_app.api.deployments import DeploymentSerializer
 from platform_app.models import DeployHook, Project
 from platform_app.services import hooks
 from platform_app.services.deployments import deployment_rollback, production_url
@@ -20,7 +20,7 @@ class RollbackView(PlatformView):
     def post(self, request, org_id, project_id):
         data = RollbackInput(data=request.data or {})
         data.is_valid(raise_exception=True)
-        target = deployment_rollback(project=project_of(self, project_id),
+        target = deployment_rollback(project=self.project(project_id),
                                      deployment_id=data.validated_data.get("deployment_id"), actor=request.user,
                                      ip=self.ip)
         return Response(DeploymentSerializer(target).data, status=201)
@@ -40,7 +40,7 @@ class HookInput(InputSerializer):
 class HookListView(PlatformView):
     @endpoint(scope="read", response=HookSerializer(many=True), summary="Deploy hooks (their URLs are shown once)")
     def get(self, request, org_id, project_id):
-        rows = DeployHook.objects.filter(project=project_of(self, project_id))
+        rows = DeployHook.objects.filter(project=self.project(project_id))
         return Response({"items": HookSerializer(rows, many=True).data, "next_cursor": None})
 
     @endpoint(scope="admin", status=201, request=HookInput, response=HookSerializer,
@@ -48,7 +48,7 @@ class HookListView(PlatformView):
     def post(self, request, org_id, project_id):
         data = HookInput(data=request.data)
         data.is_valid(raise_exception=True)
-        hook, secret = hooks.hook_create(project=project_of(self, project_id), name=data.validated_data["name"],
+        hook, secret = hooks.hook_create(project=self.project(project_id), name=data.validated_data["name"],
                                          branch=data.validated_data.get("branch"))
         return Response({**HookSerializer(hook).data, "url": hooks.hook_url(secret)}, status=201)
 
@@ -57,7 +57,7 @@ class HookDetailView(PlatformView):
     @endpoint(scope="admin", response=inline_serializer("HookDeleted", {"deleted": serializers.BooleanField()}),
               summary="Delete (revoke) a deploy hook")
     def delete(self, request, org_id, project_id, hook_id):
-        hooks.hook_delete(project=project_of(self, project_id), hook_id=hook_id)
+        hooks.hook_delete(project=self.project(project_id), hook_id=hook_id)
         return Response({"deleted": True})
 
 
@@ -103,6 +103,6 @@ class RevalidateView(PlatformView):
 
         data = RevalidateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        result = revalidate(project=project_of(self, project_id), paths=data.validated_data["paths"],
+        result = revalidate(project=self.project(project_id), paths=data.validated_data["paths"],
                             tags=data.validated_data["tags"])
         return Response(result, status=201)

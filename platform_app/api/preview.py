@@ -7,7 +7,6 @@ from rest_framework.response import Response
 
 from djangorestframework_camel_case.parser import CamelCaseJSONParser
 from platform_app.api.base import InputSerializer, PlatformView, endpoint
-from platform_app.api.env import project_of
 from platform_app.models import PreviewProtection, Project
 from platform_app.services import preview
 
@@ -31,14 +30,14 @@ class PreviewPasswordInput(InputSerializer):
 class PreviewProtectionView(PlatformView):
     @endpoint(scope="read", response=ProtectionSerializer, summary="Preview protection of a project")
     def get(self, request, org_id, project_id):
-        return Response(_body(preview.protection_of(project_of(self, project_id))))
+        return Response(_body(preview.protection_of(self.project(project_id))))
 
     @endpoint(scope="admin", request=ProtectionInput, response=ProtectionSerializer,
               summary="Set preview protection: off, password, or workspace members only")
     def put(self, request, org_id, project_id):
         data = ProtectionInput(data=request.data)
         data.is_valid(raise_exception=True)
-        protection = preview.protection_set(project=project_of(self, project_id), mode=data.validated_data["mode"],
+        protection = preview.protection_set(project=self.project(project_id), mode=data.validated_data["mode"],
                                             password=data.validated_data.get("password"), actor=request.user)
         return Response(_body(protection))
 

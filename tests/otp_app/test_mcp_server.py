@@ -5,7 +5,6 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 

@@ -6,20 +6,9 @@ import time
 import pytest
 
 from platform_app.models import Deployment, LogLine, Project
+from tests.conftest import git_repo
 
 pytestmark = pytest.mark.django_db
-
-
-def git_repo(path, files: dict):
-    path.mkdir()
-    for name, text in files.items():
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_text(text)
-    git = ["git", "-C", str(path), "-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
-    subprocess.run(["git", "init", "-q", "-b", "main", str(path)], check=True)
-    subprocess.run(git + ["add", "-A"], check=True)
-    subprocess.run(git + ["commit", "-qm", "site"], check=True)
-    return path
 
 
 @pytest.fixture

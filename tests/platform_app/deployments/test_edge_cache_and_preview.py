@@ -2,7 +2,8 @@
 import pytest
 
 from platform_app.models import Deployment
-from tests.platform_app.deployments.test_builds import git_repo, trigger  # noqa: F401  (fixtures below)
+from tests.conftest import git_repo
+from tests.platform_app.deployments.test_builds import trigger
 
 pytestmark = pytest.mark.django_db
 

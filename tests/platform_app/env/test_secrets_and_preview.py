@@ -6,6 +6,7 @@ import pytest
 from platform_app.models import EnvVar, Project, SecretFinding
 from platform_app.services.env import env_resolve
 from platform_app.services.secret_scan import secret_scan_run
+from tests.conftest import git_repo
 
 pytestmark = pytest.mark.django_db
 
@@ -23,16 +24,9 @@ PLANTED = {
 
 @pytest.fixture
 def repo(tmp_path):
-    root = tmp_path / "repo"
-    root.mkdir()
-    for name, text in PLANTED.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    git = ["git", "-C", str(root), "-c", "user.email=dev@example.com", "-c", "user.name=Dev"]
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    subprocess.run(git + ["add", "-A"], check=True)
-    subprocess.run(git + ["commit", "-qm", "seed"], check=True)
-    sha = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    root = git_repo(tmp_path / "repo", PLANTED)
+    sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True, capture_output=True,
+                         text=True).stdout.strip()
     return root, sha
 
 

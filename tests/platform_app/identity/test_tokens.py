@@ -4,7 +4,7 @@ import pytest
 from platform_app.models import ApiToken, AuditEvent
 from platform_app.services.keys import sha256_hex
 from tests.conftest import bearer_client
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import MembershipFactory
 
 pytestmark = pytest.mark.django_db
 
