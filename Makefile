@@ -22,7 +22,7 @@ demo: migrate
 
 ## run: install, migrate, load demo data, start web + worker + beat (+ agent)
 run: demo
-	WEB_PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+	WEB_PORT=$(PORT) DEPLOY_PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
 
 ## test: install and run the test suite (SQLite, or DATABASE_URL)
 test: venv
