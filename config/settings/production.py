@@ -19,3 +19,6 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+# Users may not point projects at repositories on this server (template projects still work: the platform
+# hosts those itself).
+GIT_ALLOW_LOCAL_URLS = env.bool("GIT_ALLOW_LOCAL_URLS", default=False)
