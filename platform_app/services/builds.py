@@ -113,7 +113,7 @@ def deployment_build(*, deployment_id: str) -> str:
         source = project.git_url or f"{project.git_provider}:{project.git_repo}"
         log_append(deployment, f"Cloning {source} at {deployment.branch}", stream="system")
         try:
-            sha = git_clone(_clone_url(project), branch=deployment.branch, dest=scratch / "src",
+            sha = git_clone(clone_url(project), branch=deployment.branch, dest=scratch / "src",
                             timeout=settings.BUILD_TIMEOUT_SECONDS)
         except ApplicationError as exc:
             raise BuildFailed(f"git clone failed: {exc.message}")
@@ -153,7 +153,7 @@ def deployment_build(*, deployment_id: str) -> str:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _clone_url(project) -> str:
+def clone_url(project) -> str:
     """A plain URL as given, or a provider repository through the workspace's connection (the token is
     never stored on the project)."""
     if project.git_url:

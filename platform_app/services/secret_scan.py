@@ -130,13 +130,15 @@ def finding_ignore(*, project, finding_id: str, actor=None) -> SecretFinding:
 
 def _secret_at_commit(project, finding: SecretFinding) -> str:
     """Re-read the line at the finding's commit from the project's repository and extract the secret."""
-    if not project.git_url or not finding.commit_sha or finding.file == "(build log)":
+    from platform_app.services.builds import clone_url
+
+    if not (project.git_url or project.git_provider) or not finding.commit_sha or finding.file == "(build log)":
         raise ValidationFailed("This finding cannot be imported: its repository content is not reachable.",
                                code="not_importable")
     env = {"GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": tempfile.gettempdir()}
     with tempfile.TemporaryDirectory(prefix="finding-") as tmp:
         try:
-            subprocess.run(["git", "clone", "--quiet", "--no-checkout", project.git_url, tmp], check=True,
+            subprocess.run(["git", "clone", "--quiet", "--no-checkout", "--", clone_url(project), tmp], check=True,
                            capture_output=True, timeout=60, env=env)
             blob = subprocess.run(["git", "-C", tmp, "show", f"{finding.commit_sha}:{finding.file}"], check=True,
                                   capture_output=True, timeout=30, env=env).stdout.decode("utf-8", errors="replace")
