@@ -38,6 +38,10 @@ def serve(request, deployment) -> HttpResponse:
     gate = preview_gate(request, deployment)
     if gate is not None:
         return gate
+    from platform_app.services.agents import is_runtime
+
+    if is_runtime(deployment):
+        return proxy(request, deployment)
     from platform_app.services import isr
 
     hit = isr.cached(deployment.pk, request.path)
@@ -87,10 +91,40 @@ class EdgeMiddleware:
             return self.get_response(request)  # not a deployment host: the platform itself
         if deployment is False:
             return HttpResponse("No deployment here.", status=404, content_type="text/plain")
-        if request.method not in ("GET", "HEAD"):
+        from platform_app.services.agents import is_runtime
+
+        if request.method not in ("GET", "HEAD") and not is_runtime(deployment):
             return HttpResponse("Method not allowed", status=405, content_type="text/plain")
         from django.contrib.auth import get_user
         from django.utils.functional import SimpleLazyObject
 
         request.user = SimpleLazyObject(lambda: get_user(request))  # members pass preview protection
         return serve(request, deployment)
+
+
+HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-authorization",
+               "proxy-authenticate", "host", "content-length"}
+
+
+def proxy(request, deployment) -> HttpResponse:
+    """Forward the request to a running instance of the deployment on its node."""
+    import httpx
+
+    from platform_app.services.agents import running_instance
+
+    instance = running_instance(deployment)
+    if instance is None:
+        return HttpResponse("No running instance yet; an agent is starting one.", status=503, content_type="text/plain")
+    url = f"http://{instance.node.host}:{instance.port}{request.get_full_path()}"
+    headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
+    headers["X-Forwarded-Host"] = request.META.get("HTTP_HOST", "")
+    try:
+        upstream = httpx.request(request.method, url, headers=headers, content=request.body, timeout=30.0)
+    except httpx.HTTPError:
+        return HttpResponse("The instance did not answer.", status=502, content_type="text/plain")
+    response = HttpResponse(upstream.content, status=upstream.status_code)
+    for key, value in upstream.headers.items():
+        if key.lower() not in HOP_HEADERS and key.lower() != "content-encoding":
+            response[key] = value
+    response["X-Deployment-Id"] = deployment.pk
+    return response

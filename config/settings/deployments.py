@@ -13,3 +13,6 @@ ALLOWED_HOSTS.append(f".{DEPLOY_DOMAIN}")
 CELERY_BEAT_SCHEDULE["deployments-reap-stuck"] = {
     "task": "platform_app.tasks.deployments.deployment_reap_stuck", "schedule": 60.0}
 EDGE_CACHE_MAX_BYTES = env.int("EDGE_CACHE_MAX_BYTES", default=1024 * 1024)
+AGENT_INVITE_TTL_SECONDS = env.int("AGENT_INVITE_TTL_SECONDS", default=3600)
+AGENT_HEARTBEAT_TIMEOUT_SECONDS = env.int("AGENT_HEARTBEAT_TIMEOUT_SECONDS", default=30)
+CELERY_BEAT_SCHEDULE["agents-expire"] = {"task": "platform_app.tasks.deployments.agents_expire", "schedule": 15.0}

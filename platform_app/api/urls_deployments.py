@@ -1,13 +1,22 @@
 """Deployment routes (mounted under /v1/)."""
 from django.urls import path
 
-from platform_app.api import deployments, doctor, hooks
+from platform_app.api import agents, deployments, doctor, hooks
 
 O = "orgs/<str:org_id>"
 P = f"{O}/projects/<str:project_id>"
 
 urlpatterns = [
     path(f"{P}/deployments", deployments.ProjectDeploymentsView.as_view()),
+    path(f"{P}/deployments/image", agents.ImageDeploymentView.as_view()),
+    path(f"{P}/runtime-logs", agents.RuntimeLogsView.as_view()),
+    path(f"{O}/deployments/<str:deployment_id>/instances", agents.InstanceListView.as_view()),
+    # Node agents
+    path(f"{O}/agents", agents.AgentListView.as_view()),
+    path(f"{O}/agents/invite", agents.AgentInviteView.as_view()),
+    path("agents/join", agents.AgentJoinView.as_view()),
+    path("agents/<str:node_id>/heartbeat", agents.AgentHeartbeatView.as_view()),
+    path("agents/<str:node_id>/leave", agents.AgentLeaveView.as_view()),
     path(f"{O}/deployments", deployments.WorkspaceDeploymentsView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>", deployments.DeploymentDetailView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/events", deployments.DeploymentEventsView.as_view()),

@@ -4,7 +4,8 @@ from django.utils import timezone
 
 from config.ids import PrefixedIdField
 
-__all__ = ("Deployment", "DeploymentEvent", "LogLine", "DeployHook", "WebhookDelivery", "DoctorReport")
+__all__ = ("Deployment", "DeploymentEvent", "LogLine", "DeployHook", "WebhookDelivery", "DoctorReport", "AgentInvite",
+           "AgentNode", "Instance", "RuntimeLogLine")
 
 
 class Deployment(models.Model):
@@ -120,3 +121,68 @@ class DoctorReport(models.Model):
 
     class Meta:
         ordering = ("-created_at",)
+
+
+class AgentInvite(models.Model):
+    """A single-use token to join a node agent to a workspace; stored as a hash."""
+
+    id = PrefixedIdField(prefix="ainv")
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="agent_invites")
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey("platform_app.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+
+class AgentNode(models.Model):
+    """A machine running `manage.py agent`: it heartbeats, runs assigned deployments and reports instances."""
+
+    class Status(models.TextChoices):
+        ONLINE = "online"
+        OFFLINE = "offline"
+        DRAINING = "draining"
+        LEFT = "left"
+
+    id = PrefixedIdField(prefix="node")
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="agent_nodes")
+    name = models.CharField(max_length=100)
+    token_hash = models.CharField(max_length=64, unique=True)
+    host = models.CharField(max_length=200, default="127.0.0.1", help_text="address the edge reaches instances at")
+    runtimes = models.JSONField(default=list)
+    capacity = models.PositiveIntegerField(default=4, help_text="instances it accepts")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ONLINE)
+    last_heartbeat_at = models.DateTimeField(default=timezone.now)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("name",)
+
+
+class Instance(models.Model):
+    """One running copy of a deployment on a node: assigned → running → stopping → stopped (or lost)."""
+
+    id = PrefixedIdField(prefix="inst")
+    deployment = models.ForeignKey(Deployment, on_delete=models.CASCADE, related_name="instances")
+    node = models.ForeignKey(AgentNode, on_delete=models.CASCADE, related_name="instances")
+    status = models.CharField(max_length=16, default="assigned")
+    port = models.PositiveIntegerField(null=True, blank=True)
+    pid = models.PositiveIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("-created_at",)
+
+
+class RuntimeLogLine(models.Model):
+    """A line a running instance printed, forwarded by its agent."""
+
+    deployment = models.ForeignKey(Deployment, on_delete=models.CASCADE, related_name="runtime_lines")
+    instance_id = models.CharField(max_length=40, blank=True)
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("pk",)

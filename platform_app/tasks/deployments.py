@@ -18,3 +18,11 @@ def deployment_reap_stuck() -> int:
     from platform_app.services.deployments import deployments_reap_stuck
 
     return deployments_reap_stuck()
+
+
+@shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.deployments.agents_expire")
+def agents_expire() -> int:
+    """Beat: nodes that stopped heartbeating go offline and their instances are placed again."""
+    from platform_app.services.agents import agents_expire as expire
+
+    return expire()
