@@ -17,12 +17,16 @@ class DeploymentSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     queued_at = serializers.DateTimeField(source="created_at")
     queue_position = serializers.SerializerMethodField()
+    needs_redeploy = serializers.SerializerMethodField()
 
     class Meta:
         model = Deployment
         fields = ("id", "project_id", "env", "branch", "commit_sha", "trigger", "status", "url", "created_at",
                   "queued_at", "started_at", "ready_at", "finished_at", "error_message", "queue_position",
-                  "framework", "snapshot")
+                  "framework", "snapshot", "needs_redeploy")
+
+    def get_needs_redeploy(self, obj) -> bool:
+        return services.needs_redeploy(obj)
 
     def get_url(self, obj) -> str:
         return services.deployment_url(obj)
@@ -51,16 +55,20 @@ class ProjectDeploymentsView(PlatformView):
         return cursor_page(request, qs, DeploymentSerializer)
 
     @endpoint(scope="deploy", status=201, request=TriggerInput, response=DeploymentSerializer,
-              summary="Trigger a deployment (queued, then built by a worker)")
+              summary="Trigger a deployment (queued, then built by a worker)",
+              parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER,
+                                           description="a retry with the same key returns the first deployment (200)")])
     def post(self, request, org_id, project_id):
         data = TriggerInput(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
         deployment = services.deployment_trigger(project=self.project(project_id), env=v["env"],
                                                  branch=v.get("branch") or None, trigger=v["trigger"],
-                                                 actor=request.user, ip=self.ip)
+                                                 actor=request.user, ip=self.ip,
+                                                 idempotency_key=request.headers.get("Idempotency-Key"))
+        replayed = getattr(deployment, "_replayed", False)
         deployment.refresh_from_db()
-        return Response(DeploymentSerializer(deployment).data, status=201)
+        return Response(DeploymentSerializer(deployment).data, status=200 if replayed else 201)
 
 
 class WorkspaceDeploymentsView(PlatformView):

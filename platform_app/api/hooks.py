@@ -65,7 +65,8 @@ class HookFireView(PlatformView):
     @endpoint(public=True, request=None, response=DeploymentSerializer,
               summary="Fire a deploy hook (the secret in the path authenticates; unknown secrets are 404)")
     def post(self, request, secret):
-        return Response(DeploymentSerializer(hooks.hook_fire(secret=secret)).data)
+        deployment = hooks.hook_fire(secret=secret, idempotency_key=request.headers.get("Idempotency-Key"))
+        return Response(DeploymentSerializer(deployment).data)
 
 
 class StaticSitesView(PlatformView):

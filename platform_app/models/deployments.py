@@ -43,10 +43,14 @@ class Deployment(models.Model):
     artifact_path = models.CharField(max_length=500, blank=True, help_text="folder under ARTIFACT_ROOT")
     snapshot = models.JSONField(default=dict, blank=True,
                                 help_text="what it was built with: commit, commands, env var names and value hash")
+    idempotency_key = models.CharField(max_length=100, null=True, blank=True,
+                                       help_text="a retried trigger with the same key returns this deployment")
 
     class Meta:
         ordering = ("-created_at",)
         indexes = [models.Index(fields=["project", "-created_at"])]
+        constraints = [models.UniqueConstraint(fields=["project", "idempotency_key"],
+                                               name="deployment_unique_idempotency_key")]
 
     def __str__(self):
         return self.id

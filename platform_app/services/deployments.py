@@ -2,7 +2,7 @@
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -37,9 +37,26 @@ def log_append(deployment, text: str, stream: str = "build") -> LogLine:
     return LogLine.objects.create(deployment=deployment, seq=last + 1, stream=stream, text=text[:10000])
 
 
+def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, actor=None, ip: str = "",
+                       idempotency_key: str | None = None) -> Deployment:
+    """Record a queued deployment and enqueue its build once the transaction commits. A retried call with the
+    same Idempotency-Key returns the first deployment (`_replayed` set) instead of building twice."""
+    if idempotency_key:
+        existing = Deployment.objects.filter(project=project, idempotency_key=idempotency_key).first()
+        if existing is not None:
+            existing._replayed = True
+            return existing
+    try:
+        return _trigger(project=project, env=env, branch=branch, trigger=trigger, actor=actor, ip=ip,
+                        idempotency_key=idempotency_key)
+    except IntegrityError:  # a concurrent retry with the same key committed first
+        existing = Deployment.objects.get(project=project, idempotency_key=idempotency_key)
+        existing._replayed = True
+        return existing
+
+
 @transaction.atomic
-def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, actor=None, ip: str = "") -> Deployment:
-    """Record a queued deployment and enqueue its build once the transaction commits."""
+def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key) -> Deployment:
     from platform_app.services.env import environment_names
 
     if env not in environment_names(project):
@@ -49,7 +66,8 @@ def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, a
     if project.source == project.Source.IMAGE or not (project.git_url or project.git_provider):
         raise ValidationFailed("This project has no Git repository to build.", code="not_buildable")
     deployment = Deployment.objects.create(project=project, env=env, branch=branch or project.production_branch,
-                                           trigger=trigger, created_by=actor if getattr(actor, "pk", None) else None)
+                                           trigger=trigger, created_by=actor if getattr(actor, "pk", None) else None,
+                                           idempotency_key=idempotency_key or None)
     event_add(deployment, "queued", f"{trigger} deployment of {deployment.branch} to {env}")
     audit_record(workspace=project.workspace, actor=actor, action="deployment.created", target=deployment,
                  data={"env": env, "branch": deployment.branch, "trigger": trigger}, ip=ip)
@@ -122,3 +140,13 @@ def deployment_rollback(*, project, deployment_id: str | None, actor=None, ip: s
     audit_record(workspace=project.workspace, actor=actor, action="deployment.rolled_back", target=target,
                  data={"from": previous, "to": target.pk, "commit": target.commit_sha}, ip=ip)
     return target
+
+
+def needs_redeploy(deployment) -> bool:
+    """A ready deployment whose environment variables changed since it was built."""
+    from platform_app.services.env import env_snapshot
+
+    built = ((deployment.snapshot or {}).get("env") or {}).get("hash")
+    if deployment.status != S.READY or not built:
+        return False
+    return env_snapshot(project=deployment.project, environment=deployment.env, branch=deployment.branch)["hash"] != built

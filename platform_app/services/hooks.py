@@ -28,8 +28,7 @@ def hook_delete(*, project, hook_id: str) -> None:
         raise NotFound("No such deploy hook.")
 
 
-@transaction.atomic
-def hook_fire(*, secret: str):
+def hook_fire(*, secret: str, idempotency_key: str | None = None):
     """Look the hook up by the hash of its secret (no secret is compared in Python), then deploy its branch."""
     from platform_app.services.deployments import deployment_trigger
     from platform_app.services.env import environment_for_branch
@@ -39,4 +38,5 @@ def hook_fire(*, secret: str):
         raise NotFound("No such deploy hook.")
     DeployHook.objects.filter(pk=hook.pk).update(last_triggered_at=timezone.now())
     return deployment_trigger(project=hook.project, env=environment_for_branch(hook.project, hook.branch),
-                              branch=hook.branch, trigger="hook")
+                              branch=hook.branch, trigger="hook",
+                              idempotency_key=f"hook:{hook.pk}:{idempotency_key}" if idempotency_key else None)

@@ -28,10 +28,11 @@ def project(workspace, site, settings, tmp_path):
                                   build_command="mkdir -p out && cp -r src/. out/ && echo built", output_directory="out")
 
 
-def trigger(client, project, capture, execute=True, **body):
+def trigger(client, project, capture, execute=True, HTTP_IDEMPOTENCY_KEY=None, **body):
     body.setdefault("env", "production")
+    extra = {"HTTP_IDEMPOTENCY_KEY": HTTP_IDEMPOTENCY_KEY} if HTTP_IDEMPOTENCY_KEY else {}
     with capture(execute=execute):
-        return client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments", body, format="json")
+        return client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments", body, format="json", **extra)
 
 
 def test_trigger_builds_and_the_edge_serves_it(alice_client, project, django_capture_on_commit_callbacks, client):
@@ -202,3 +203,21 @@ def test_deploy_hook_triggers_and_unknown_secret_is_404(alice_client, api, proje
     hook_id = created.json()["id"]
     assert alice_client.delete(f"/v1/orgs/acme/projects/{project.pk}/deploy-hooks/{hook_id}").status_code == 200
     assert api.post(f"/v1/hooks/deploy/{secret}").status_code == 404
+
+
+def test_idempotency_key_does_not_build_twice(alice_client, project, django_capture_on_commit_callbacks):
+    first = trigger(alice_client, project, django_capture_on_commit_callbacks, HTTP_IDEMPOTENCY_KEY="retry-1")
+    again = trigger(alice_client, project, django_capture_on_commit_callbacks, HTTP_IDEMPOTENCY_KEY="retry-1")
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["id"] == again.json()["id"] and Deployment.objects.count() == 1
+
+
+def test_needs_redeploy_after_env_changes(alice_client, project, django_capture_on_commit_callbacks):
+    trigger(alice_client, project, django_capture_on_commit_callbacks)
+    deployment = Deployment.objects.get()
+    url = f"/v1/orgs/acme/deployments/{deployment.pk}"
+    assert alice_client.get(url).json()["needsRedeploy"] is False
+    alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/env", {"key": "API_URL", "value": "x",
+                                                                   "target": ["production"]}, format="json")
+    assert alice_client.get(url).json()["needsRedeploy"] is True
+    assert deployment.snapshot["env"]["names"] == []
