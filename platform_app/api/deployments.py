@@ -128,8 +128,41 @@ def _stream_user(request):
     return user
 
 
+class _Waiter:
+    """Waits for new lines: on Redis pub/sub when configured (woken at once), else by sleeping `poll`."""
+
+    def __init__(self, deployment_id, poll):
+        from django.conf import settings
+
+        self.poll, self.pubsub = poll, None
+        if settings.REDIS_URL:
+            try:
+                self.pubsub = services._redis().pubsub(ignore_subscribe_messages=True)
+                self.pubsub.subscribe(services.log_channel(deployment_id))
+            except Exception:  # noqa: BLE001 - Redis down: fall back to polling
+                self.pubsub = None
+
+    def wait(self):
+        if self.pubsub is None:
+            time.sleep(self.poll)
+            return
+        self.pubsub.get_message(timeout=self.poll * 4)
+
+    def close(self):
+        if self.pubsub is not None:
+            self.pubsub.close()
+
+
 def sse_lines(deployment, after: int, *, poll: float = 0.5, heartbeat: float = 15.0, max_seconds: float = 3600):
     """Replay stored lines after `after`, follow new ones, end with an `end` event carrying the status."""
+    waiter = _Waiter(deployment.pk, poll)
+    try:
+        yield from _sse(deployment, after, waiter, heartbeat, max_seconds)
+    finally:
+        waiter.close()
+
+
+def _sse(deployment, after, waiter, heartbeat, max_seconds):
     last, idle_since, started = after, time.monotonic(), time.monotonic()
     yield ": stream open\n\n"
     while time.monotonic() - started < max_seconds:
@@ -148,7 +181,7 @@ def sse_lines(deployment, after: int, *, poll: float = 0.5, heartbeat: float = 1
         if time.monotonic() - idle_since > heartbeat:
             idle_since = time.monotonic()
             yield ": keep-alive\n\n"
-        time.sleep(poll)
+        waiter.wait()
 
 
 class DeploymentLogStreamView(PlatformView):

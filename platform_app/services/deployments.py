@@ -34,7 +34,9 @@ def event_add(deployment, type_: str, message: str = "") -> DeploymentEvent:
 def log_append(deployment, text: str, stream: str = "build") -> LogLine:
     """Append one line with the next sequence number (the unique constraint keeps the order honest)."""
     last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"] or 0
-    return LogLine.objects.create(deployment=deployment, seq=last + 1, stream=stream, text=text[:10000])
+    line = LogLine.objects.create(deployment=deployment, seq=last + 1, stream=stream, text=text[:10000])
+    log_publish(line)
+    return line
 
 
 def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, actor=None, ip: str = "",
@@ -150,3 +152,29 @@ def needs_redeploy(deployment) -> bool:
     if deployment.status != S.READY or not built:
         return False
     return env_snapshot(project=deployment.project, environment=deployment.env, branch=deployment.branch)["hash"] != built
+
+
+def log_channel(deployment_id: str) -> str:
+    return f"deployment-logs:{deployment_id}"
+
+
+def log_publish(line) -> None:
+    """Wake stream followers at once through Redis pub/sub when Redis is configured (they poll otherwise)."""
+    if not settings.REDIS_URL:
+        return
+    try:
+        _redis().publish(log_channel(line.deployment_id), str(line.seq))
+    except Exception:  # noqa: BLE001 - a missed wake-up only delays followers until their next poll
+        pass
+
+
+_client = None
+
+
+def _redis():
+    global _client
+    if _client is None:
+        import redis
+
+        _client = redis.Redis.from_url(settings.REDIS_URL)
+    return _client

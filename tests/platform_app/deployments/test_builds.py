@@ -221,3 +221,27 @@ def test_needs_redeploy_after_env_changes(alice_client, project, django_capture_
                                                                    "target": ["production"]}, format="json")
     assert alice_client.get(url).json()["needsRedeploy"] is True
     assert deployment.snapshot["env"]["names"] == []
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not __import__("os").environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")
+def test_build_through_a_real_worker_streams_live_over_redis(transactional_db, alice, as_user, project):
+    """The trigger goes through Redis to a real worker; the SSE stream follows the build live."""
+    from celery.contrib.testing.worker import start_worker
+
+    from config.celery_app import app
+
+    client = as_user(alice)
+    project.build_command = "mkdir -p out && cp -r src/. out/ && for i in 1 2 3; do echo step $i; sleep 0.3; done"
+    project.save()
+    app.conf.task_always_eager = False
+    try:
+        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
+            resp = client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments", {"env": "production"}, format="json")
+            assert resp.status_code == 201 and resp.json()["status"] == "queued"
+            stream = client.get(f"/v1/orgs/acme/deployments/{resp.json()['id']}/logs/stream")
+            text = b"".join(stream.streaming_content).decode()  # follows until the end event
+    finally:
+        app.conf.task_always_eager = True
+    assert "data: step 3" in text and text.rstrip().endswith("data: ready")
+    assert Deployment.objects.get().status == "ready"
