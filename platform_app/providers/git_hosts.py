@@ -142,3 +142,38 @@ def git_host(name: str) -> GitHost:
     if name not in GIT_HOSTS:
         raise NotFound(f"Unknown provider {name}; use git-a, git-b or git-c.")
     return GIT_HOSTS[name]()
+
+
+def _github_pull_request(host: GitHost, token: str, *, repo: str, base: str, head: str, title: str, body: str,
+                         files: dict) -> dict:
+    """Branch from `base`, commit `files` (path → full new text) through the contents API, open the pull request."""
+    import base64
+
+    auth = {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json"}
+    api = host.config["api_url"].rstrip("/")
+    ref = host._call("GET", f"{api}/repos/{repo}/git/ref/heads/{base}", headers=auth).json()
+    host._call("POST", f"{api}/repos/{repo}/git/refs", headers=auth,
+               json={"ref": f"refs/heads/{head}", "sha": ref["object"]["sha"]})
+    for path, text in files.items():
+        current = httpx.get(f"{api}/repos/{repo}/contents/{path}", params={"ref": head}, headers=auth,
+                            timeout=settings.PROVIDER_TIMEOUT_SECONDS)
+        payload = {"message": title, "branch": head, "content": base64.b64encode(text.encode()).decode()}
+        if current.status_code == 200:
+            payload["sha"] = current.json()["sha"]
+        host._call("PUT", f"{api}/repos/{repo}/contents/{path}", headers=auth, json=payload)
+    pr = host._call("POST", f"{api}/repos/{repo}/pulls", headers=auth,
+                    json={"title": title, "head": head, "base": base, "body": body}).json()
+    return {"url": pr["html_url"], "number": pr["number"]}
+
+
+def _github_file(host: GitHost, token: str, *, repo: str, ref: str, path: str) -> str | None:
+    import base64
+
+    resp = httpx.get(f"{host.config['api_url'].rstrip('/')}/repos/{repo}/contents/{path}", params={"ref": ref},
+                     headers={"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json"},
+                     timeout=settings.PROVIDER_TIMEOUT_SECONDS)
+    return base64.b64decode(resp.json()["content"]).decode() if resp.status_code == 200 else None
+
+
+GitA.pull_request = _github_pull_request
+GitA.file_text = _github_file

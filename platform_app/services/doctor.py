@@ -89,9 +89,29 @@ def doctor_report_pr(*, workspace, report_id: str) -> DoctorReport:
                                  code="provider_not_configured")
     if not project.git_provider:
         raise Conflict("This project's repository is not connected through a Git provider.", code="no_provider")
+    if report.pull_request_url:
+        return report
+    body = "The build doctor found:\n\n" + "\n".join(f"- **{f['title']}**: {f['fix']}" for f in report.findings)
     result = pull_request_create(workspace=workspace, provider=project.git_provider, repo=project.git_repo,
                                  base=project.production_branch, head=f"doctor/{report.pk}",
-                                 title="Fix the build", body="\n".join(f["fix"] for f in report.findings), files={})
+                                 title=f"Fix the build of {report.deployment_id}", body=body,
+                                 file_fixes=file_fixes(report.findings))
     report.pull_request_url = result.get("url", "")
     report.save(update_fields=["pull_request_url"])
     return report
+
+
+def file_fixes(findings: list[dict]) -> dict:
+    """Concrete file changes for the findings that have one: a missing Python module joins requirements.txt."""
+    modules = [f["title"].split()[2] for f in findings
+               if f["rule"] == "missing-dependency" and f["title"].startswith("Python module ")]
+    if not modules:
+        return {}
+
+    def add(text):
+        lines = (text or "").splitlines()
+        names = {line.split("=")[0].split("<")[0].split(">")[0].strip().lower() for line in lines}
+        lines += [m.split(".")[0] for m in modules if m.split(".")[0].lower() not in names]
+        return "\n".join(lines) + "\n"
+
+    return {"requirements.txt": add}

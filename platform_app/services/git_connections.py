@@ -88,3 +88,20 @@ def installation_claim(*, workspace, installation_id: str, actor=None) -> GitCon
     inst.save()
     return connection_save(workspace=workspace, provider="git-a", account=inst.account,
                            installation_id=inst.installation_id, actor=actor)
+
+
+def pull_request_create(*, workspace, provider: str, repo: str, base: str, head: str, title: str, body: str,
+                        files: dict | None = None, file_fixes: dict | None = None) -> dict:
+    """Open a pull request through the connection. `file_fixes` maps a path to a function of its current text
+    (None when absent) giving the new text."""
+    from config.errors import ApplicationError
+
+    host = git_host(provider)
+    if not hasattr(host, "pull_request"):
+        raise ApplicationError(f"Opening pull requests through {provider} is not supported yet.",
+                               code="provider_unsupported", status=501)
+    token = _token(connection_get(workspace=workspace, provider=provider))
+    files = dict(files or {})
+    for path, fix in (file_fixes or {}).items():
+        files[path] = fix(host.file_text(token, repo=repo, ref=base, path=path))
+    return host.pull_request(token, repo=repo, base=base, head=head, title=title, body=body, files=files)

@@ -100,11 +100,44 @@ def test_doctor_finds_each_rule_with_evidence_and_a_fix(alice_client, project, r
     assert alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/doctor").json()["id"] == created.json()["id"]
 
 
-def test_doctor_refuses_healthy_deployments_and_pr_needs_a_provider(alice_client, project):
+def test_doctor_refuses_healthy_deployments_and_pr_needs_a_connection(alice_client, project):
     ready = Deployment.objects.create(project=project, env="preview", branch="main", status="ready")
     assert alice_client.post(f"/v1/orgs/acme/deployments/{ready.pk}/doctor").status_code == 409
     failed = Deployment.objects.create(project=project, env="preview", branch="main", status="error")
     report = alice_client.post(f"/v1/orgs/acme/deployments/{failed.pk}/doctor").json()
     resp = alice_client.post(f"/v1/orgs/acme/doctor-reports/{report['id']}/pr")
-    assert resp.status_code == 503 and resp.json()["code"] == "provider_not_configured"
+    assert resp.status_code == 404 and "no git-a connection" in resp.json()["message"]
     assert DoctorReport.objects.get().pull_request_url == ""
+
+
+def test_doctor_opens_a_pull_request_through_git_a(alice_client, workspace, httpserver, settings):
+    import base64
+
+    from platform_app.services.git_connections import connection_save
+
+    settings.GIT_PROVIDERS = {**settings.GIT_PROVIDERS, "git-a": {
+        **settings.GIT_PROVIDERS["git-a"], "client_id": "gh", "api_url": httpserver.url_for("/api").rstrip("/")}}
+    project = Project.objects.create(workspace=workspace, name="Py", slug="py-app", git_provider="git-a",
+                                     git_repo="acme/py", production_branch="main")
+    connection_save(workspace=workspace, provider="git-a", token="gho_token")
+    deployment = Deployment.objects.create(project=project, env="production", branch="main", status="error")
+    log_append(deployment, "ModuleNotFoundError: No module named 'flask'")
+    report = alice_client.post(f"/v1/orgs/acme/deployments/{deployment.pk}/doctor").json()
+    repo = "/api/repos/acme/py"
+    httpserver.expect_request(f"{repo}/contents/requirements.txt", query_string="ref=main").respond_with_json(
+        {"content": base64.b64encode(b"gunicorn==23.0.0\n").decode(), "sha": "old"})
+    httpserver.expect_request(f"{repo}/git/ref/heads/main").respond_with_json({"object": {"sha": "abc123"}})
+    httpserver.expect_request(f"{repo}/git/refs", method="POST").respond_with_json({"ref": "x"}, status=201)
+    httpserver.expect_request(f"{repo}/contents/requirements.txt", query_string={"ref": f"doctor/{report['id']}"}).respond_with_json(
+        {"sha": "old"})
+    httpserver.expect_request(f"{repo}/contents/requirements.txt", method="PUT").respond_with_json({}, status=201)
+    httpserver.expect_request(f"{repo}/pulls", method="POST").respond_with_json(
+        {"html_url": "https://github.example/acme/py/pull/7", "number": 7}, status=201)
+    resp = alice_client.post(f"/v1/orgs/acme/doctor-reports/{report['id']}/pr")
+    assert resp.status_code == 201 and resp.json()["pullRequestUrl"] == "https://github.example/acme/py/pull/7"
+    put = next(req for req, _ in httpserver.log if req.method == "PUT")
+    body = put.get_json()
+    assert base64.b64decode(body["content"]).decode() == "gunicorn==23.0.0\nflask\n"
+    assert body["branch"] == f"doctor/{report['id']}" and body["sha"] == "old"
+    pr = next(req for req, _ in httpserver.log if req.path.endswith("/pulls")).get_json()
+    assert pr["base"] == "main" and "flask" in pr["body"]
