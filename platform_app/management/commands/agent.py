@@ -22,6 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--capacity", type=int, default=4)
 
     def handle(self, *args, join, local, server, name, capacity, **options):
+        import logging
+
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per heartbeat is noise
         if local:
             from platform_app.models import Workspace
             from platform_app.services.agents import agent_invite_create
