@@ -103,3 +103,31 @@ def test_outsider_and_unknown_provider(as_user, charlie, alice_client, hosts):
     assert as_user(charlie).get("/v1/auth/git-b/install", {"orgId": "acme"}).status_code == 404
     assert alice_client.get("/v1/orgs/acme/git/git-z/repos").status_code == 404
     assert alice_client.get("/v1/orgs/acme/git/git-b/repos").status_code == 404  # no connection
+
+
+def test_expired_state_is_refused(alice_client, hosts, travel):
+    state = alice_client.get("/v1/auth/git-b/install", {"orgId": "acme"}).json()["state"]
+    travel(11 * 60)
+    resp = alice_client.get("/v1/auth/git-b/callback", {"code": "c", "state": state})
+    assert resp.status_code == 400 and resp.json()["code"] == "invalid_state"
+    assert GitConnection.objects.count() == 0 and len(hosts.log) == 0
+
+
+def test_installation_webhook_records_and_removes(api, settings):
+    import hashlib
+    import hmac
+    import json
+
+    settings.GIT_A_WEBHOOK_SECRET = "hook-secret"
+
+    def send(action):
+        raw = json.dumps({"action": action, "installation": {"id": 3003, "account": {"login": "org-x"}}}).encode()
+        sig = "sha256=" + hmac.new(b"hook-secret", raw, hashlib.sha256).hexdigest()
+        return api.generic("POST", "/v1/webhooks/git-a", raw, content_type="application/json",
+                           HTTP_X_GIT_EVENT="installation", HTTP_X_GIT_DELIVERY=f"d-{action}",
+                           HTTP_X_HUB_SIGNATURE_256=sig)
+
+    assert send("created").status_code == 200
+    assert GitInstallation.objects.get().account == "org-x"
+    assert send("deleted").status_code == 200
+    assert GitInstallation.objects.count() == 0
