@@ -12,6 +12,10 @@ $(VENV)/.installed: requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
+$(VENV)/.installed-test: $(VENV)/.installed requirements-test.txt
+	$(PY) -m pip install --quiet -r requirements-test.txt
+	touch $@
+
 venv: $(VENV)/.installed
 
 migrate: venv
@@ -25,7 +29,7 @@ run: demo
 	WEB_PORT=$(PORT) DEPLOY_PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
 
 ## test: install and run the test suite (SQLite, or DATABASE_URL)
-test: venv
+test: $(VENV)/.installed-test
 	$(VENV)/bin/pytest -q $(PYTEST_ARGS)
 
 check: venv
