@@ -46,7 +46,7 @@ urlpatterns = [path("plain", plain), path("", include("config.urls"))]
 
 
 def main(lines: int) -> None:
-    from platform_app.api.deployments import sse_lines
+    from platform_app.services.log_stream import log_stream_open
     from platform_app.services.deployments import deployment_trigger, log_append
     from platform_app.services.projects import project_create_from_template
 
@@ -81,7 +81,8 @@ def main(lines: int) -> None:
     latencies = []
     thread = threading.Thread(target=writer)
     thread.start()
-    for chunk in sse_lines(deployment, 0, poll=0.05):
+    for raw in log_stream_open(deployment_id=deployment.pk, asynchronous=False, poll=0.05):
+        chunk = raw.decode()
         if chunk.startswith("id:"):
             index = int(chunk.split("data: line ", 1)[1])
             latencies.append(time.perf_counter() - sent[index])

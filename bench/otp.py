@@ -1,96 +1,148 @@
-"""OTP send and verify throughput next to a baseline, measured in the same run.
+"""OTP send and verify through the production server, next to the baselines (bench/harness.py).
 
-    .venv/bin/python bench/otp.py [N]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/platform REDIS_URL=redis://127.0.0.1:6379/0 \\
+        .venv/bin/python bench/otp.py
+    .venv/bin/python bench/otp.py --once --duration 5             # quicker; SQLite without DATABASE_URL
+    .venv/bin/python bench/otp.py --db-connections persistent     # CONN_MAX_AGE instead of psycopg's pool
 
-Requests go through Django's full stack in-process (middleware, URL routing, DRF, the database;
-no sockets), on a fresh SQLite database in a temporary data folder (or DATABASE_URL). Delivery
-tasks run eagerly in the request, as the sandbox channel. The baseline is a minimal Django JSON
-view doing one indexed read and one write, so the ratio shows what the OTP rules cost on top.
+gunicorn with uvicorn workers and a Celery worker (delivery always runs on the worker, as in production),
+a sandbox key. Send: every request a new recipient and a new idempotency-key. Verify: every request a
+different code record with its right code (records made beforehand, each verified once), once the worker has
+delivered every send, so the two do not share the machine. Prints req/s,
+p50/p95 and the ratios to the 1 read + 1 insert baseline, then the resident memory of each web worker.
+Figures and the choices behind them: docs/performance.md.
 """
+import argparse
 import os
+import subprocess
 import sys
-import tempfile
 import time
+from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DATA_DIR", tempfile.mkdtemp(prefix="bench-otp-"))
-os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
-os.environ["CELERY_TASK_ALWAYS_EAGER"] = "true"
-os.environ.setdefault("OTP_SENDS_PER_RECIPIENT", "1000000")
-os.environ.setdefault("OTP_SENDS_PER_KEY_PER_MINUTE", "1000000")
 
-import django  # noqa: E402
+from bench.harness import Bench, bench_arguments, lua_string  # noqa: E402
 
-django.setup()
+CONNECTION_MODES = {
+    "pool": {"DATABASE_POOL": "true"},
+    "persistent": {"DATABASE_POOL": "false", "DATABASE_CONN_MAX_AGE": "60"},
+    "per-request": {"DATABASE_POOL": "false", "DATABASE_CONN_MAX_AGE": "0"},
+}
 
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.http import JsonResponse  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.urls import include, path  # noqa: E402
+# Each wrk thread numbers its requests; recipients cycle through 10,000 numbers, idempotency keys are random.
+SEND_LUA = """
+local threads, counter = 0, 0  -- `tid` is a global each thread gets from setup()
+setup = function(thread) thread:set("tid", threads); threads = threads + 1 end
+init = function(args) math.randomseed(os.time() * 100 + tid) end
+request = function()
+  counter = counter + 1
+  local n = (counter * 2 + tid) %% 10000
+  local key = string.format("%%08x-%%04x-4%%03x-a%%03x-%%06x%%06x", math.random(0, 2147483647),
+    math.random(0, 65535), math.random(0, 4095), math.random(0, 4095), math.random(0, 16777215),
+    math.random(0, 16777215))
+  return wrk.format("POST", "/api/v1/otp/send", {["Content-Type"] = "application/json",
+    ["Authorization"] = %(auth)s, ["Idempotency-Key"] = key},
+    string.format('{"recipient": "+1415555%%04d"}', n))
+end
+"""
 
-from otp_app.models import SandboxMessage  # noqa: E402
-from otp_app.services.keys import otp_key_create  # noqa: E402
-from platform_app.models import AuditEvent, Workspace  # noqa: E402
-from platform_app.services.keys import sha256_hex  # noqa: E402
-from otp_app.models import ApiKey  # noqa: E402
+# The records to verify are lines "id code" of a file; thread k of 2 takes lines k, k+2, k+4... Each wrk
+# process (the warm-up, then each run) starts where the clock says the previous ones can have got to at
+# `rate` req/s, so no record is verified twice (a 409 would show as non-2xx).
+VERIFY_LUA = """
+local threads, mine, i = 0, {}, 0  -- `tid` is a global each thread gets from setup()
+setup = function(thread) thread:set("tid", threads); threads = threads + 1 end
+init = function(args)
+  local n = 0
+  for line in io.lines(%(path)s) do
+    if n %% 2 == tid then mine[#mine + 1] = line end
+    n = n + 1
+  end
+  i = (os.time() - %(t0)d) * %(rate)d / 2
+end
+request = function()
+  i = i %% #mine + 1
+  local id, code = mine[i]:match("(%%S+) (%%S+)")
+  return wrk.format("POST", "/api/v1/otp/verify", {["Content-Type"] = "application/json",
+    ["Authorization"] = %(auth)s}, string.format('{"id": "%%s", "code": "%%s"}', id, code))
+end
+"""
 
 
-def baseline(request):
-    """One indexed read (the key by its hash) and one write, as JSON."""
-    key = ApiKey.objects.get(key_hash=sha256_hex(request.headers["Authorization"][7:]))
-    event = AuditEvent.objects.create(workspace_id=key.workspace_id, action="bench.baseline")
-    return JsonResponse({"id": event.pk}, status=201)
+def records_to_verify(*, api_key, count: int, path: Path) -> None:
+    """`count` sent records with known codes (as a delivery would have left them), written to `path`."""
+    from django.utils import timezone
+
+    from otp_app.models import OtpRecord
+    from otp_app.services.codes import code_hash, code_new
+
+    now = timezone.now()
+    lines = []
+    for start in range(0, count, 2000):
+        batch = []
+        for _ in range(min(2000, count - start)):
+            record = OtpRecord(api_key=api_key, workspace=api_key.workspace, mode="test", recipient="+14155550100",
+                               channel="sms", route=["sms"], attempts_left=5, expires_at=now + timedelta(hours=2))
+            code = code_new()
+            record.code_hash = code_hash(record.pk, code)
+            batch.append(record)
+            lines.append(f"{record.pk} {code}")
+        OtpRecord.objects.bulk_create(batch)
+    path.write_text("\n".join(lines) + "\n")
 
 
-urlpatterns = [path("baseline", baseline), path("", include("config.urls"))]
+def deliveries_drained(timeout: float = 180) -> str:
+    """Wait for the worker to finish the sends' deliveries, so they do not share the machine with verify."""
+    from otp_app.models import Delivery
+
+    start = time.monotonic()
+    while Delivery.objects.filter(status=Delivery.Status.QUEUED).exists():
+        if time.monotonic() - start > timeout:
+            return f"still queued after {timeout:.0f} s: {Delivery.objects.filter(status='queued').count()}"
+        time.sleep(0.5)
+    return f"{Delivery.objects.count()} deliveries done by the worker ({time.monotonic() - start:.0f} s after the load)"
 
 
-def rate(label, n, fn):
-    start = time.perf_counter()
-    for i in range(n):
-        fn(i)
-    elapsed = time.perf_counter() - start
-    print(f"{label:<34} {n / elapsed:9.1f} req/s   ({n} requests, {elapsed:.2f} s)")
-    return n / elapsed
+def worker_memory(bench) -> list[str]:
+    """Resident memory of each gunicorn worker (the master's children)."""
+    web = next(proc for label, proc, _ in bench.procs if label == "web")
+    out = subprocess.run(["ps", "-o", "pid=,rss=", "--ppid", str(web.pid)], capture_output=True, text=True).stdout
+    return [f"pid {pid} {int(rss) / 1024:.0f} MiB" for pid, rss in (line.split() for line in out.splitlines())]
 
 
-def main(n: int) -> None:
-    settings.ROOT_URLCONF = __name__
-    settings.DEBUG = False
-    call_command("migrate", verbosity=0)
-    workspace = Workspace.objects.create(name="Bench", slug="bench")
-    _, raw = otp_key_create(workspace=workspace, mode="test", name="bench")
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    print(f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}, N={n}")
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    bench_arguments(parser)
+    parser.add_argument("--db-connections", choices=sorted(CONNECTION_MODES), default="pool",
+                        help="how the server holds PostgreSQL connections (default: pool, the production setting)")
+    parser.add_argument("--verify-rate", type=int, default=2000,
+                        help="the most verify req/s the records made beforehand suffice for (default 2000)")
+    args = parser.parse_args()
+    env = {"CELERY_TASK_ALWAYS_EAGER": "false", "OTP_SENDS_PER_RECIPIENT": "100000000",
+           "OTP_SENDS_PER_KEY_PER_MINUTE": "100000000", **CONNECTION_MODES[args.db_connections]}
+    with Bench("otp", args, celery=True, env=env) as bench:
+        from otp_app.services.keys import otp_key_create
+        from platform_app.models import Workspace
 
-    def post_baseline(i):
-        assert client.post("/baseline").status_code == 201
-
-    ids = []
-
-    def send(i):
-        resp = client.post("/api/v1/otp/send", {"recipient": f"+1415555{i % 10000:04d}", "locale": "en",
-                                                "channel": "sms"}, content_type="application/json")
-        assert resp.status_code == 201, resp.content
-        ids.append(resp.json()["id"])
-
-    codes = {}
-
-    def verify(i):
-        resp = client.post("/api/v1/otp/verify", {"id": ids[i], "code": codes[ids[i]]},
-                           content_type="application/json")
-        assert resp.json()["verified"] is True
-
-    base = rate("baseline (1 read + 1 write)", n, post_baseline)
-    sends = rate("POST /api/v1/otp/send", n, send)
-    codes.update(SandboxMessage.objects.filter(record_id__in=ids).values_list("record_id", "code"))
-    verifies = rate("POST /api/v1/otp/verify", n, verify)
-    print(f"send / baseline   = {sends / base:.2f}")
-    print(f"verify / baseline = {verifies / base:.2f}")
+        workspace = Workspace.objects.create(name="Bench", slug="bench")
+        key, raw = otp_key_create(workspace=workspace, mode="test", name="bench")
+        auth = lua_string(f"Bearer {raw}")
+        codes = bench.data_dir / "verify.txt"
+        seconds = 2 + args.runs * (args.duration + 2)  # the warm-up, then each run and its start-up
+        records_to_verify(api_key=key, count=args.verify_rate * seconds, path=codes)
+        bench.serve()
+        print(f"connections: {args.db_connections}; delivery on the Celery worker; "
+              f"broker {'Redis' if os.environ.get('REDIS_URL') else 'filesystem'}")
+        bench.baselines()
+        bench.report("POST /api/v1/otp/send", bench.wrk(script=SEND_LUA % {"auth": auth}))
+        print(deliveries_drained(), flush=True)
+        verify = VERIFY_LUA % {"auth": auth, "path": lua_string(str(codes)), "t0": int(time.time()),
+                               "rate": args.verify_rate}
+        bench.report("POST /api/v1/otp/verify", bench.wrk(script=verify))
+        print("web workers after the load: " + ", ".join(worker_memory(bench)))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)
+    main()

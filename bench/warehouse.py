@@ -1,48 +1,43 @@
-"""Directory search speed at scale, and the import's time and memory.
+"""Directory search at scale, through the production server, next to the baselines (bench/harness.py).
 
-    .venv/bin/python bench/warehouse.py [N]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/platform .venv/bin/python bench/warehouse.py
+    .venv/bin/python bench/warehouse.py --facilities 100000 --once      # smaller and quicker (SQLite without URL)
 
-Builds a scale set of N facilities (default 100,000) in a temporary SQLite database (or DATABASE_URL):
-the real facilities of both extracts, copied with shifted positions and marked SYNTHETIC in their
-slugs and source file. Prints requests/s and p95 latency of typical searches and of /api/regions through
-the full Django stack (in-process, no sockets), next to the same query run directly on the ORM.
+Builds the scale set in a scratch database: the real facilities of both extracts (import_osm), then copies of
+them with shifted positions and outlines, marked SYNTHETIC (slugs `synthetic-<n>-...`, source file `SYNTHETIC
+scale copy`), written with PostgreSQL COPY (bulk inserts on SQLite). Then the import's post-steps (facets,
+VACUUM/ANALYZE), and wrk against four typical searches and /api/regions. Also prints the larger extract's import
+time and peak memory. Figures and design: docs/performance.md.
 """
+import argparse
+import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DATA_DIR", tempfile.mkdtemp(prefix="bench-wh-"))
-os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
 
-import django  # noqa: E402
-
-django.setup()
-
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.test import Client  # noqa: E402
-
-from warehouse_app.models import Facility  # noqa: E402
-from warehouse_app.services import directory  # noqa: E402
+from bench.harness import Bench, bench_arguments  # noqa: E402
 
 DATA = ROOT / "warehouse_app" / "data" / "osm"
-QUERIES = [
+SYNTHETIC = "SYNTHETIC scale copy"
+SEARCHES = [
     "/api/warehouses/search?type=industrial",
-    "/api/warehouses/search?region=Oberland&min_area=1000",
+    "/api/warehouses/search?region=oberland&min_area=1000",
     "/api/warehouses/search?country=Liechtenstein&type=commercial&max_area=5000",
-    "/api/warehouses/search?q=depot",
-    "/api/regions",
+    "/api/warehouses/search?q=amazon",
 ]
+COLUMNS = ("slug", "osm_type", "osm_id", "name", "type_code", "operator", "city", "region", "country",
+           "floor_area_m2", "lat", "lon", "outline", "tags", "status", "source_file", "imported_at")
 
 
 def import_footprint() -> None:
-    """Time and peak memory of importing the larger extract, in a child process."""
+    """Time and peak memory of importing the larger extract, in a child process on its own SQLite file."""
     script = ("import os,sys,time,resource; sys.path.insert(0, %r); os.environ['DJANGO_SETTINGS_MODULE']="
               "'config.settings.local'; import django; django.setup(); from django.core.management import "
               "call_command; call_command('migrate', verbosity=0); from warehouse_app.services.osm_import import "
@@ -50,62 +45,106 @@ def import_footprint() -> None:
               "progress=lambda *_: None); print(f'{time.perf_counter()-t:.2f} {s.kept} '"
               "f'{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024:.0f}')") % (
         str(ROOT), str(DATA / "liechtenstein-autauga.osm.pbf"))
-    env = {**os.environ, "DATA_DIR": tempfile.mkdtemp(prefix="bench-import-")}
-    env.pop("DATABASE_URL", None)
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    env = {**os.environ, "DATA_DIR": tempfile.mkdtemp(prefix="bench-import-"), "DJANGO_DEBUG": "false"}
+    for name in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE"):
+        env.pop(name, None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True,
+                         timeout=300)
     seconds, kept, peak = out.stdout.split()[-3:]
     print(f"import liechtenstein-autauga.osm.pbf: {seconds} s, {kept} kept, peak RSS {peak} MiB (whole process)")
 
 
-def build_scale_set(n: int) -> None:
-    for path in sorted(DATA.glob("*.osm.pbf")):
-        call_command("import_osm", str(path), verbosity=0, stdout=open(os.devnull, "w"))
-    real = list(Facility.objects.all())
-    rows, copy = [], 0
-    while len(real) + len(rows) < n:
+def _shifted(geometry: dict, d: float):
+    def move(c):
+        return [move(x) for x in c] if c and isinstance(c[0], list) else [round(c[0] + d, 7), round(c[1] + d, 7)]
+
+    return {"type": geometry.get("type"), "coordinates": move(geometry.get("coordinates") or [])}
+
+
+def synthetic_rows(real, n: int):
+    """Tuples in COLUMNS order: copy k of every real facility, shifted by 0.01° × k."""
+    from django.utils import timezone
+
+    now, made, copy = timezone.now(), 0, 0
+    while made < n:
         copy += 1
+        d = 0.01 * copy
         for f in real:
-            if len(real) + len(rows) >= n:
-                break
-            shift = 0.01 * copy
-            rows.append(Facility(slug=f"synthetic-{copy}-{f.slug}"[:120], osm_type=f.osm_type, osm_id=-(copy * 10**10 + f.osm_id),
-                                 name=f.name, type_code=f.type_code, operator=f.operator, city=f.city, region=f.region,
-                                 country=f.country, floor_area_m2=f.floor_area_m2, lat=f.lat + shift, lon=f.lon + shift,
-                                 outline={}, tags={}, source_file="SYNTHETIC scale copy"))
-    Facility.objects.bulk_create(rows, batch_size=5000)
+            if made >= n:
+                return
+            yield (f"synthetic-{copy}-{f.slug}"[:120], f.osm_type, -(copy * 10**10 + f.osm_id), f.name, f.type_code,
+                   f.operator, f.city, f.region, f.country, f.floor_area_m2, round(f.lat + d, 7),
+                   round(f.lon + d, 7), _shifted(f.outline, d), f.tags, "active", SYNTHETIC, now)
+            made += 1
 
 
-def measure(label, fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    p95 = statistics.quantiles(times, n=20)[-1] * 1000
-    print(f"  {label:<12} {repeat / sum(times):8.1f} req/s   p95 {p95:7.2f} ms")
+def copy_rows(table: str, rows) -> None:
+    """COPY into the table with its secondary indexes dropped, then rebuild them from their own definitions
+    (as pg_restore does: one sorted build per index instead of a million insertions into each)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s AND indexname NOT IN "
+                       "(SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass)", [table, table])
+        indexes = cursor.fetchall()
+        for name, _ in indexes:
+            cursor.execute(f'DROP INDEX "{name}"')
+        with cursor.cursor.copy(f"COPY {table} ({', '.join(COLUMNS)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row((*row[:12], json.dumps(row[12]), json.dumps(row[13]), *row[14:]))
+        cursor.execute("SET maintenance_work_mem = '256MB'")
+        for _, definition in indexes:
+            cursor.execute(definition)
+        cursor.execute("RESET maintenance_work_mem")
 
 
-def main(n: int, repeat: int = 40) -> None:
-    call_command("migrate", verbosity=0)
-    import_footprint()
+def build_scale_set(total: int) -> None:
+    from django.core.management import call_command
+    from django.db import connection
+
+    from warehouse_app.models import Facility
+    from warehouse_app.services.directory import facets_refresh, facilities_analyze
+
     t = time.perf_counter()
-    build_scale_set(n)
-    print(f"scale set: {Facility.objects.count()} facilities ({Facility.objects.filter(source_file__startswith='SYNTHETIC').count()} "
-          f"SYNTHETIC copies) built in {time.perf_counter() - t:.1f} s on "
-          f"{settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
-    client = Client()
-    for url in QUERIES:
-        print(url)
-        assert client.get(url).status_code == 200
-        measure("HTTP", lambda: client.get(url), repeat)
-        if url == "/api/regions":
-            measure("ORM", lambda: list(directory.regions()), repeat)
-        else:
-            from django.http import QueryDict
+    for path in sorted(DATA.glob("*.osm.pbf")):
+        call_command("import_osm", str(path), stdout=open(os.devnull, "w"))
+    real = list(Facility.objects.order_by("pk"))
+    rows = synthetic_rows(real, max(total - len(real), 0))
+    if connection.vendor == "postgresql":
+        copy_rows(Facility._meta.db_table, rows)
+    else:
+        batch = []
+        for row in rows:
+            batch.append(Facility(**dict(zip(COLUMNS, row))))
+            if len(batch) == 5000:
+                Facility.objects.bulk_create(batch)
+                batch = []
+        Facility.objects.bulk_create(batch)
+    loaded = time.perf_counter()
+    facets_refresh()  # what osm_import runs after writing rows
+    facilities_analyze()
+    synthetic = Facility.objects.filter(source_file=SYNTHETIC).count()
+    print(f"scale set: {len(real) + synthetic} facilities ({synthetic} SYNTHETIC copies of {len(real)} real ones): "
+          f"rows written in {loaded - t:.0f} s, facets + vacuum/analyze {time.perf_counter() - loaded:.0f} s")
 
-            params = QueryDict(url.split("?", 1)[1])
-            measure("ORM", lambda: (lambda qs: (qs.count(), list(qs[:20])))(directory.facilities_search(params)[0]), repeat)
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--facilities", type=int, default=1_000_000, help="size of the scale set (default 1,000,000)")
+    bench_arguments(parser)
+    args = parser.parse_args()
+    with Bench("warehouse", args) as bench:
+        import_footprint()
+        build_scale_set(args.facilities)
+        bench.serve()
+        bench.baselines()
+        for path in [*SEARCHES, "/api/regions"]:
+            body = json.load(urllib.request.urlopen(bench.url + path, timeout=30))
+            label = path.removeprefix("/api/warehouses/search")
+            if "count" in body:
+                label += f" ({body['count']}{'~' if body.get('count_is_estimate') else ''})"
+            bench.report(label, bench.wrk(path))
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000)
+    main()

@@ -10,7 +10,9 @@ shaped for the service that owns the URL (contract.md):
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import ProtectedError
 from django.http import Http404, JsonResponse
@@ -63,6 +65,14 @@ class RateLimited(ApplicationError):
         super().__init__(message, **kwargs)
 
 
+class PayloadTooLarge(ApplicationError):
+    status, code = 413, "payload_too_large"
+
+    def __init__(self, limit: int):
+        super().__init__(f"The request body is larger than this route accepts ({limit} bytes).",
+                         details={"maxBytes": limit}, extra={"max_bytes": limit})
+
+
 class ServiceUnavailable(ApplicationError):
     status, code, default_message = 503, "service_unavailable", "The service is not available."
 
@@ -85,9 +95,11 @@ def error_body(service: str, status: int, code: str, message: str, details=None,
     return {"code": code, "message": message, "details": details, "status": status}
 
 
-def error_response(request, status: int, code: str, message: str, details=None, headers=None) -> JsonResponse:
+def error_response(request, status: int, code: str, message: str, details=None, headers=None,
+                   extra=None) -> JsonResponse:
     """A plain Django JSON error, for views and handlers outside DRF."""
-    resp = JsonResponse(error_body(service_for_path(request.path), status, code, message, details), status=status)
+    resp = JsonResponse(error_body(service_for_path(request.path), status, code, message, details, extra),
+                        status=status)
     for k, v in (headers or {}).items():
         resp[k] = v
     return resp
@@ -117,6 +129,10 @@ def classify(exc) -> ApplicationError | None:
         return exc
     if isinstance(exc, Http404):
         return NotFound()
+    if isinstance(exc, RequestDataTooBig):  # a body read past DATA_UPLOAD_MAX_MEMORY_SIZE (chunked, or a form)
+        return PayloadTooLarge(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
+    if isinstance(exc, SuspiciousOperation):  # too many form fields or files, a malformed request
+        return ApplicationError("The request cannot be processed.", code="bad_request")
     if isinstance(exc, DjangoPermissionDenied):
         return Forbidden()
     if isinstance(exc, ProtectedError):
@@ -164,7 +180,24 @@ def exception_handler(exc, context):
 # Django handlers for URLs no view answered ------------------------------------
 
 def _is_api(path: str) -> bool:
-    return path == "/health" or path.startswith(("/v1", "/api"))
+    return path.startswith(("/health", "/v1", "/api"))
+
+
+def handler400(request, exception=None):
+    if _is_api(request.path):
+        return error_response(request, 400, "bad_request", "The request cannot be processed.")
+    from django.views.defaults import bad_request
+
+    return bad_request(request, exception)
+
+
+def csrf_failure(request, reason=""):
+    """CSRF_FAILURE_VIEW: a missing or wrong CSRF token on a cookie-authenticated write."""
+    if _is_api(request.path):
+        return error_response(request, 403, "csrf_failed", f"CSRF check failed: {reason}")
+    from django.views.csrf import csrf_failure as django_csrf_failure
+
+    return django_csrf_failure(request, reason)
 
 
 def handler404(request, exception=None):

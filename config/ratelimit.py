@@ -1,9 +1,57 @@
-"""Fixed-window counters in the cache (Redis when configured), shared by every service."""
+"""Fixed-window counters in the cache (Redis when configured), for volume limits shared by every service.
+
+Attempts at secrets (sign-in passwords, MFA codes, preview passwords) are not counted here but in the
+database (`platform_app.services.throttle`), where counting and deciding is one atomic statement.
+
+The cache may be unreachable (Redis restarting, network trouble). The Redis client has short socket timeouts
+(`REDIS_CACHE_TIMEOUT_SECONDS`), and a cache error never escapes: by default the limit **fails open** (the event
+is allowed; a warning is logged at most once a minute). A caller passing `fail_closed=True` refuses instead,
+with 503 `service_unavailable`.
+"""
+import logging
 import time
 
 from django.core.cache import cache
 
-from config.errors import RateLimited
+from config.client_ip import client_ip  # noqa: F401  (kept importable from here for every caller)
+from config.errors import RateLimited, ServiceUnavailable
+
+logger = logging.getLogger(__name__)
+
+try:
+    from redis.exceptions import RedisError
+except ImportError:  # pragma: no cover - redis is pinned, but the embedded default does not need it
+    RedisError = OSError
+
+CACHE_ERRORS = (RedisError, OSError)
+WARN_INTERVAL_SECONDS = 60
+_last_warning = float("-inf")
+
+
+class _CacheDown(Exception):
+    pass
+
+
+def _warn(exc: Exception) -> None:
+    global _last_warning
+    now = time.monotonic()
+    if now - _last_warning >= WARN_INTERVAL_SECONDS:
+        _last_warning = now
+        logger.warning("Rate-limit cache unreachable (%s: %s); limits fail open unless marked fail-closed.",
+                       type(exc).__name__, exc)
+
+
+def _cached(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except CACHE_ERRORS as exc:
+        _warn(exc)
+        raise _CacheDown from exc
+
+
+def _unavailable() -> ServiceUnavailable:
+    return ServiceUnavailable("Rate limiting is temporarily unavailable; try again shortly.",
+                              headers={"Retry-After": "5"})
 
 
 def _window(key: str, window: int) -> tuple[str, int]:
@@ -11,14 +59,17 @@ def _window(key: str, window: int) -> tuple[str, int]:
     return f"rl:{key}:{start}", start + window - int(time.time())
 
 
-def hits(key: str, window: int) -> int:
+def hits(key: str, window: int, *, fail_closed: bool = False) -> int:
     k, _ = _window(key, window)
-    return cache.get(k, 0)
+    try:
+        return _cached(cache.get, k, 0)
+    except _CacheDown:
+        if fail_closed:
+            raise _unavailable()
+        return 0
 
 
-def hit(key: str, window: int) -> int:
-    """Count one event; returns the count in the current window."""
-    k, remaining = _window(key, window)
+def _incr(k: str, remaining: int) -> int:
     cache.add(k, 0, timeout=remaining + 1)
     try:
         return cache.incr(k)
@@ -27,29 +78,35 @@ def hit(key: str, window: int) -> int:
         return 1
 
 
-def check(key: str, limit: int, window: int, message: str = "Too many attempts; try again later.", **kwargs) -> None:
+def hit(key: str, window: int, *, fail_closed: bool = False) -> int:
+    """Count one event; returns the count in the current window (0 when the cache is down and failing open)."""
+    k, remaining = _window(key, window)
+    try:
+        return _cached(_incr, k, remaining)
+    except _CacheDown:
+        if fail_closed:
+            raise _unavailable()
+        return 0
+
+
+def check(key: str, limit: int, window: int, message: str = "Too many attempts; try again later.", *,
+          fail_closed: bool = False, **kwargs) -> None:
     """Refuse (429 with Retry-After) when the window already holds `limit` events."""
-    if hits(key, window) >= limit:
+    if hits(key, window, fail_closed=fail_closed) >= limit:
         _, remaining = _window(key, window)
         raise RateLimited(message, retry_after=remaining, **kwargs)
 
 
-def consume(key: str, limit: int, window: int, message: str = "Too many requests; try again later.", **kwargs) -> None:
+def consume(key: str, limit: int, window: int, message: str = "Too many requests; try again later.", *,
+            fail_closed: bool = False, **kwargs) -> None:
     """Count one event and refuse it when it goes over `limit`."""
-    if hit(key, window) > limit:
+    if hit(key, window, fail_closed=fail_closed) > limit:
         _, remaining = _window(key, window)
         raise RateLimited(message, retry_after=remaining, **kwargs)
 
 
 def reset(key: str, window: int) -> None:
-    cache.delete(_window(key, window)[0])
-
-
-def client_ip(request) -> str:
-    from django.conf import settings
-
-    if getattr(settings, "TRUST_X_FORWARDED_FOR", False):
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        if forwarded:
-            return forwarded.split(",")[0].strip()
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
+    try:
+        _cached(cache.delete, _window(key, window)[0])
+    except _CacheDown:
+        pass  # the window expires by itself

@@ -1,6 +1,12 @@
-"""One OpenAPI document per service, each listing only its own paths."""
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+"""One OpenAPI document per service, each listing only its own paths, served as JSON and YAML
+beside Swagger UI and ReDoc. The errors each operation documents come from config/openapi.py."""
+from django.urls import path
+from drf_spectacular.renderers import OpenApiJsonRenderer2, OpenApiYamlRenderer2
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
+from rest_framework.negotiation import BaseContentNegotiation
 
+
+# Documents ----------------------------------------------------------------------------
 
 def platform_paths(endpoints, **kwargs):
     return [e for e in endpoints if e[0] == "/health" or e[0].startswith("/v1/")]
@@ -51,12 +57,30 @@ class WarehouseSchemaView(SpectacularAPIView):
     }
 
 
-def schema_routes(prefix: str, view_class, name: str):
-    """`<prefix>openapi.json` (public) and `<prefix>docs` (Swagger UI)."""
-    from django.urls import path
+class FirstRenderer(BaseContentNegotiation):
+    """The URL names the format: `.json` answers JSON and `.yaml` YAML, whatever `Accept` says."""
 
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+def schema_routes(prefix: str, view_class, name: str):
+    """`<prefix>openapi.json` and `.yaml` (public), `<prefix>docs` (Swagger UI), `<prefix>redoc`;
+    the UIs load their scripts from this project's static files (drf-spectacular-sidecar), Swagger UI's init
+    script from `<prefix>docs?script` (the Content-Security-Policy allows no inline script)."""
+    public = {"authentication_classes": [], "permission_classes": [], "content_negotiation_class": FirstRenderer}
+    title = view_class.custom_settings["TITLE"]
     return [
-        path(f"{prefix}openapi.json", view_class.as_view(authentication_classes=[], permission_classes=[]),
+        path(f"{prefix}openapi.json", view_class.as_view(renderer_classes=[OpenApiJsonRenderer2], **public),
              name=f"{name}-schema"),
-        path(f"{prefix}docs", SpectacularSwaggerView.as_view(url_name=f"{name}-schema"), name=f"{name}-docs"),
+        path(f"{prefix}openapi.yaml", view_class.as_view(renderer_classes=[OpenApiYamlRenderer2], **public),
+             name=f"{name}-schema-yaml"),
+        path(f"{prefix}docs", SpectacularSwaggerSplitView.as_view(url_name=f"{name}-schema", title=title),
+             name=f"{name}-docs"),
+        path(f"{prefix}redoc", SpectacularRedocView.as_view(url_name=f"{name}-schema", title=title,
+                                                            template_name="api_docs/redoc.html"),
+             name=f"{name}-redoc"),
     ]

@@ -1,4 +1,5 @@
 """The three services' URL spaces (docs/architecture.md)."""
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
@@ -22,6 +23,9 @@ urlpatterns = [
     path("api/", include("warehouse_app.urls")),
     path("", include("warehouse_app.pages_urls")),
 ]
+if settings.BENCH_VIEWS:  # the benchmarks' baselines (bench/harness.py), off unless BENCH_VIEWS is set
+    urlpatterns.insert(0, path("bench/", include("config.bench_views")))
 
+handler400 = "config.errors.handler400"
 handler404 = "config.errors.handler404"
 handler500 = "config.errors.handler500"

@@ -3,45 +3,68 @@ import uuid
 
 from django.conf import settings
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field, inline_serializer
 from rest_framework import serializers
 from rest_framework.parsers import FormParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.openapi import OtpErrorSerializer
+from otp_app import messages
 from otp_app.authentication import ApiKeyAuthentication, HasApiKey
 from otp_app.channels.twilio_sms import twilio_signature
-from otp_app.models import SandboxMessage
+from otp_app.models import CHANNELS, SandboxMessage
 from otp_app.services import records as record_services
 from otp_app.services.balance import balance_report
 from otp_app.services.errors import ApplicationError, SandboxOnly, ValidationFailed
 from platform_app.api.base import InputSerializer
 
 
-class OtpErrorSerializer(serializers.Serializer):
-    error = inline_serializer("OtpErrorBody", {"code": serializers.CharField(), "message": serializers.CharField()})
-
-
-ERRORS = {status: OtpErrorSerializer for status in (400, 401, 402, 403, 404, 409, 422, 429)}
+def errors(*statuses) -> dict:
+    """`responses` entries for the errors a view answers beyond those config.schema derives (401, 400...)."""
+    return {status: OtpErrorSerializer for status in statuses}
 
 
 # Serializers --------------------------------------------------------------------------
 
+# What the services accept, published in the schema; the services keep their own error codes (contract.md).
+@extend_schema_field({"type": "string", "maxLength": 254,
+                      "pattern": r"^(\+[1-9][0-9]{6,14}|[^@\s]+@[^@\s]+\.[^@\s]+)$"})
+class RecipientField(serializers.CharField):
+    """E.164 (checked against the numbering plans with phonenumbers) or an email address."""
+
+
+@extend_schema_field({"type": "string", "maxLength": 16,
+                      "pattern": rf"^({'|'.join(messages.LOCALES)})([-_][A-Za-z0-9]+)*$"})
+class LocaleField(serializers.CharField):
+    """A language code, optionally with a region (`en-GB`)."""
+
+
+@extend_schema_field({"type": "string", "nullable": True, "enum": [*CHANNELS, None]})
+class ChannelField(serializers.CharField):
+    """One of CHANNELS, or null (routing decides)."""
+
+
+@extend_schema_field({"type": "string", "pattern": "^[0-9]{6}$"})
+class CodeField(serializers.CharField):
+    """The 6 digits that were sent."""
+
+
 class SendInput(InputSerializer):
-    recipient = serializers.CharField(max_length=254, help_text="E.164 number (+4915112345678), or an email for email")
-    locale = serializers.CharField(max_length=16, required=False, default="en", help_text="en, de, fr, es, pt, ...")
-    channel = serializers.CharField(max_length=16, required=False, allow_null=True, default=None,
-                                    help_text="whatsapp, sms, email or console; omitted: routing decides")
+    recipient = RecipientField(max_length=254, help_text="E.164 number (+4915112345678), or an email for email")
+    locale = LocaleField(max_length=16, required=False, default="en", help_text="en, de, fr, es, pt, ...")
+    channel = ChannelField(max_length=16, required=False, allow_null=True, default=None,
+                           help_text="whatsapp, sms, email or console; omitted: routing decides")
 
 
 class VerifyInput(InputSerializer):
     id = serializers.CharField(max_length=40)
-    code = serializers.CharField(max_length=32)
+    code = CodeField(max_length=32)
 
 
 class ResendInput(InputSerializer):
     id = serializers.CharField(max_length=40)
-    channel = serializers.CharField(max_length=16, required=False, allow_null=True, default=None)
+    channel = ChannelField(max_length=16, required=False, allow_null=True, default=None)
 
 
 class RecordSerializer(serializers.Serializer):
@@ -107,7 +130,7 @@ def _idempotency_key(request):
 
 
 class SendView(OtpView):
-    @extend_schema(request=SendInput, responses={201: RecordSerializer, 200: RecordSerializer, **ERRORS},
+    @extend_schema(request=SendInput, responses={201: RecordSerializer, 200: RecordSerializer, **errors(402, 403, 422, 429)},
                    parameters=[OpenApiParameter("idempotency-key", str, OpenApiParameter.HEADER,
                                                 description="A UUID; a replay returns the first response (200).")],
                    summary="Send a code", description="201 with the new record; 200 when an idempotent replay.")
@@ -123,7 +146,7 @@ class SendView(OtpView):
 
 
 class VerifyView(OtpView):
-    @extend_schema(request=VerifyInput, responses={200: VerifyResultSerializer, **ERRORS}, summary="Verify a code")
+    @extend_schema(request=VerifyInput, responses={200: VerifyResultSerializer, **errors(404)}, summary="Verify a code")
     def post(self, request):
         data = VerifyInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -136,7 +159,8 @@ class VerifyView(OtpView):
 
 
 class ResendView(OtpView):
-    @extend_schema(request=ResendInput, responses={200: RecordSerializer, **ERRORS}, summary="Resend a code",
+    @extend_schema(request=ResendInput, responses={200: RecordSerializer, **errors(402, 403, 404, 422, 429)},
+                   summary="Resend a code",
                    description="A fresh code replaces the old one and attempts reset. The expiry stays 10 minutes "
                                "from the first send. Within the cooldown: 429 `resend_cooldown` with Retry-After.")
     def post(self, request):
@@ -148,7 +172,7 @@ class ResendView(OtpView):
 
 
 class StatusView(OtpView):
-    @extend_schema(responses={200: RecordDetailSerializer, **ERRORS}, summary="A code's delivery and verification state")
+    @extend_schema(responses={200: RecordDetailSerializer}, summary="A code's delivery and verification state")
     def get(self, request, record_id):
         record = record_services.record_get(api_key=self.key, record_id=record_id)
         if record.status == "sent" and record.expires_at <= timezone.now():
@@ -159,8 +183,7 @@ class StatusView(OtpView):
 class BalanceView(OtpView):
     @extend_schema(summary="Balance and this month's consumption per channel", responses={
         200: inline_serializer("Balance", {"currency": serializers.CharField(), "balance": serializers.IntegerField(),
-                                           "mode": serializers.CharField(), "consumption": serializers.DictField()}),
-        **ERRORS})
+                                           "mode": serializers.CharField(), "consumption": serializers.DictField()})})
     def get(self, request):
         return Response(balance_report(api_key=self.key))
 
@@ -168,7 +191,7 @@ class BalanceView(OtpView):
 class SandboxMessagesView(OtpView):
     @extend_schema(summary="The sandbox outbox of a test key, newest first",
                    responses={200: inline_serializer("SandboxOutbox", {
-                       "results": SandboxMessageSerializer(many=True)}), **ERRORS})
+                       "results": SandboxMessageSerializer(many=True)}), **errors(403)})
     def get(self, request):
         if self.key.mode != "test":
             raise SandboxOnly()
@@ -187,6 +210,7 @@ class TwilioCallbackView(APIView):
     def post(self, request):
         import hmac
 
+        from config.jobs import publish
         from otp_app.services.delivery import delivery_status_update
         from otp_app.tasks import otp_deliver
 
@@ -198,5 +222,5 @@ class TwilioCallbackView(APIView):
         attempt = delivery_status_update(provider_message_id=params.get("MessageSid", ""),
                                          provider_status=params.get("MessageStatus", ""))
         if attempt is not None and attempt.outcome == "fallback":
-            otp_deliver.delay(attempt.next_delivery.pk, attempt.sealed_code)
+            publish(otp_deliver, (attempt.next_delivery.pk, attempt.sealed_code))
         return Response(status=204)

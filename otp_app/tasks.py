@@ -5,14 +5,24 @@ from celery import shared_task
 @shared_task(acks_late=True, ignore_result=True, name="otp_app.tasks.otp_deliver")
 def otp_deliver(delivery_id: int, sealed_code: str) -> str:
     """Deliver one code over one channel; retries transient failures with backoff, then falls back."""
+    from config.jobs import publish
     from otp_app.services.delivery import delivery_attempt
 
     attempt = delivery_attempt(delivery_id=delivery_id, sealed_code=sealed_code)
+    # A publish the broker refuses leaves the delivery queued: otp_redeliver_stale picks it up.
     if attempt.outcome == "retry":
-        otp_deliver.apply_async((delivery_id, sealed_code), countdown=attempt.countdown)
+        publish(otp_deliver, (delivery_id, sealed_code), countdown=attempt.countdown)
     elif attempt.outcome == "fallback":
-        otp_deliver.delay(attempt.next_delivery.pk, attempt.sealed_code or sealed_code)
+        publish(otp_deliver, (attempt.next_delivery.pk, attempt.sealed_code or sealed_code))
     return attempt.outcome
+
+
+@shared_task(acks_late=True, ignore_result=True, name="otp_app.tasks.otp_redeliver_stale")
+def otp_redeliver_stale() -> int:
+    """Beat: deliveries whose job never reached the broker go out again, with a fresh code."""
+    from otp_app.services.redelivery import deliveries_redeliver_stale
+
+    return deliveries_redeliver_stale()
 
 
 @shared_task(acks_late=True, ignore_result=True, name="otp_app.tasks.otp_expire_sweep")
@@ -21,3 +31,11 @@ def otp_expire_sweep() -> int:
     from otp_app.services.records import otp_expire_due
 
     return otp_expire_due()
+
+
+@shared_task(acks_late=True, ignore_result=True, name="otp_app.tasks.otp_idempotency_sweep")
+def otp_idempotency_sweep() -> int:
+    """Beat: drop idempotency keys past their 24 h, so a send never spends a statement on it."""
+    from otp_app.services.records import idempotency_keys_purge
+
+    return idempotency_keys_purge()

@@ -3,11 +3,14 @@
 alice owns workspace `acme`, bob is a developer there, charlie is an outsider
 with his own workspace (healthchecks' alice/bob/charlie).
 """
+from pathlib import Path
+
 import pytest
 from rest_framework.test import APIClient
 
 from platform_app.services.auth import session_start
 from tests.factories import ApiTokenFactory, MembershipFactory, UserFactory, WorkspaceFactory
+from tests.local_servers import DnsServer, GitHttpServer
 
 
 @pytest.fixture(autouse=True)
@@ -100,7 +103,7 @@ def git_repo(path, files: dict):
     """A real Git repository at `path` with `files` committed on `main`."""
     import subprocess
 
-    path.mkdir()
+    path.mkdir(parents=True)
     for name, text in files.items():
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
@@ -109,3 +112,96 @@ def git_repo(path, files: dict):
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-qm", "initial"], check=True)
     return path
+
+
+def hosted_repo(workspace, name: str, files: dict) -> str:
+    """A repository the platform hosts for `workspace` (under GIT_HOSTED_ROOT/<id>/): its file:// URL, what
+    a template project stores. Projects made through the ORM for builds use these."""
+    from django.conf import settings
+
+    return git_repo(Path(settings.GIT_HOSTED_ROOT) / workspace.pk / name, files).as_uri()
+
+
+@pytest.fixture(autouse=True)
+def hosted_git_root(settings, tmp_path):
+    """Hosted repositories go to a per-test folder, never to the real data folder."""
+    settings.GIT_HOSTED_ROOT = tmp_path / "hosted"
+    return settings.GIT_HOSTED_ROOT
+
+
+@pytest.fixture
+def make_local_repo(tmp_path):
+    """`make_local_repo({"path": "content"}, branches=("dev",), default="main")` → path of a bare repository."""
+    import os
+    import subprocess
+
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/tmp"), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com", "GIT_COMMITTER_NAME": "Test",
+           "GIT_COMMITTER_EMAIL": "test@example.com"}
+    counter = iter(range(1000))
+
+    def git(*args, cwd=None):
+        subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+    def make(files: dict, *, default: str = "main", branches=()) -> Path:
+        n = next(counter)
+        work, bare = tmp_path / f"work{n}", tmp_path / f"repo{n}.git"
+        work.mkdir()
+        for rel, content in files.items():
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            (work / rel).write_text(content)
+        git("init", "--quiet", f"--initial-branch={default}", cwd=work)
+        git("add", "--all", cwd=work)
+        git("-c", "commit.gpgsign=false", "commit", "--quiet", "-m", "initial", cwd=work)
+        for branch in branches:
+            git("branch", branch, cwd=work)
+        git("clone", "--quiet", "--bare", str(work), str(bare))
+        return bare
+
+    return make
+
+
+@pytest.fixture
+def make_repo(make_local_repo, git_server):
+    """`make_repo({"path": "content"}, branches=("dev",), default="main")` → http URL of a bare repository
+    served by the local Git server (what a user gives)."""
+
+    def make(files: dict, **kwargs) -> str:
+        return git_server.serve(make_local_repo(files, **kwargs))
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def git_server():
+    """Git's smart HTTP on 127.0.0.1 (allowed by the test settings): `git_server.serve(path)` → URL."""
+    server = GitHttpServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def dns_server(settings):
+    """A DNS server on loopback that the outbound guard asks: `dns_server.records["name"] = ["127.0.0.1"]`."""
+    server = DnsServer().start()
+    settings.OUTBOUND_DNS_SERVERS = [server.address]
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_down(settings, monkeypatch):
+    """The cache on a loopback port nothing listens on, with the production options (short socket timeouts)."""
+    import socket
+
+    from config import ratelimit
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    timeout = settings.REDIS_CACHE_TIMEOUT_SECONDS
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                   "LOCATION": f"redis://127.0.0.1:{port}/0",
+                                   "OPTIONS": {"socket_connect_timeout": timeout, "socket_timeout": timeout}}}
+    monkeypatch.setattr(ratelimit, "_last_warning", float("-inf"))  # the next cache error is logged
+    return port

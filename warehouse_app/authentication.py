@@ -86,6 +86,13 @@ class WarehouseCookieAuthentication(BaseAuthentication):
     def authenticate_header(self, request):
         return 'Cookie realm="warehouse"'
 
+    # Published on every write this cookie can authenticate (config.openapi): the double-submit pair.
+    schema_write_parameters = [
+        {"in": "header", "name": "X-CSRF-Token", "schema": {"type": "string"},
+         "description": f"The `{CSRF}` cookie's value; required when the session cookie is sent."},
+        {"in": "cookie", "name": CSRF, "schema": {"type": "string"}, "description": "Set by POST /api/auth/login."},
+    ]
+
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension  # noqa: E402
 
@@ -97,3 +104,9 @@ class WarehouseCookieScheme(OpenApiAuthenticationExtension):
     def get_security_definition(self, auto_schema):
         return {"type": "apiKey", "in": "cookie", "name": ACCESS,
                 "description": "Set by POST /api/auth/login; writes also need the X-CSRF-Token header."}
+
+    def get_security_requirement(self, auto_schema):
+        view = auto_schema.view
+        if getattr(view, "session_required", False) or getattr(view, "operator_required", False):
+            return {self.name: []}
+        return [{self.name: []}, {}]  # public: a cookie, when sent, is checked

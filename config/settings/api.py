@@ -4,11 +4,22 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser"],  # bounded size and depth, storable text
+    "DEFAULT_SCHEMA_CLASS": "config.openapi.ServiceAutoSchema",  # adds each operation's errors
     "EXCEPTION_HANDLER": "config.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
     "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%S.%fZ",
+}
+
+# Input limits (docs/architecture.md): JSON nested deeper than this is 400 malformed_json, before parsing.
+JSON_MAX_DEPTH = 32
+# Routes whose bodies may exceed DATA_UPLOAD_MAX_MEMORY_SIZE (1 MiB), by view: a dotenv file may hold 1,000,000
+# characters (4 MiB as escaped JSON); an agent's heartbeat carries up to 200 log lines per instance; the code
+# host caps its webhook deliveries at 25 MB (a push of many commits), and refusing one loses a deploy.
+REQUEST_BODY_LIMITS = {
+    "platform_app.api.env.EnvImportView": 4 * 1024 * 1024,
+    "platform_app.api.agents.AgentHeartbeatView": 4 * 1024 * 1024,
+    "platform_app.api.doctor.GitAWebhookView": 25 * 1024 * 1024,
 }
 
 # Each service publishes its own schema; config/schema.py narrows these per service.
@@ -18,10 +29,16 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/",
+    # Swagger UI and ReDoc from this project's static files (drf-spectacular-sidecar), never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "persistAuthorization": True, "validatorUrl": None},
     # Choice sets that share a field name get stable component names.
     "ENUM_NAME_OVERRIDES": {
         "MovementKindEnum": "warehouse_app.models.Movement.Kind",
         "SessionKindEnum": "platform_app.choices.SessionKind",
+        "WorkspaceRoleEnum": "platform_app.choices.Role",
         "QuoteStatusEnum": "warehouse_app.models.Quote.Status",
         "BookingStatusEnum": "warehouse_app.models.Booking.Status",
         "FacilityStatusEnum": "warehouse_app.models.Facility.Status",

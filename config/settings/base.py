@@ -38,6 +38,8 @@ LANGUAGE_CODE = "en-us"
 USE_I18N = True
 USE_TZ = True
 SITE_URL = env("SITE_URL", default="http://localhost:8000")
+# Baseline views under /bench/ (config/bench_views.py) for bench/harness.py; never on in a deployment.
+BENCH_VIEWS = env.bool("BENCH_VIEWS", default=False)
 
 # DATABASES
 # ------------------------------------------------------------------------------
@@ -51,13 +53,41 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
+# Connections outlive a request (docs/performance.md). The ASGI server runs each request in a thread of its
+# own, so a thread-bound persistent connection dies with it: PostgreSQL borrows from psycopg's pool instead.
+# CONN_MAX_AGE serves the pool-less setups (WSGI, SQLite). Behind PgBouncer in transaction mode:
+# DATABASE_POOL=false DATABASE_CONN_MAX_AGE=0 DATABASE_DISABLE_SERVER_SIDE_CURSORS=true.
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.bool("DATABASE_POOL", default=True):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns the connections
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=2),
+        "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=10),
+        "timeout": env.float("DATABASE_POOL_TIMEOUT", default=10.0),  # seconds to wait for a free connection
+    }
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # An unreachable server fails a connection attempt in seconds, not after the OS's TCP timeout (libpq's
+    # minimum is 2). /health gives the database HEALTH_DATABASE_TIMEOUT_SECONDS before answering 503.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=3))
+HEALTH_DATABASE_TIMEOUT_SECONDS = env.float("HEALTH_DATABASE_TIMEOUT_SECONDS", default=1.0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# CACHES (rate limits, brute-force counters)
+# CACHES (volume rate limits, edge responses; sign-in attempt counters live in the database)
 # ------------------------------------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
+# Short socket timeouts: an unreachable Redis costs a request a fraction of a second, and the rate limits
+# then fail open (config/ratelimit.py) instead of hanging.
+REDIS_CACHE_TIMEOUT_SECONDS = env.float("REDIS_CACHE_TIMEOUT_SECONDS", default=0.5)
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          # one pool per process: Django makes a cache object per request under ASGI
+                          "OPTIONS": {"pool_class": "config.redis_pool.SharedConnectionPool",
+                                      "socket_connect_timeout": REDIS_CACHE_TIMEOUT_SECONDS,
+                                      "socket_timeout": REDIS_CACHE_TIMEOUT_SECONDS}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(DATA_DIR / "cache")}}
 
@@ -73,6 +103,7 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and ReDoc as static files: the docs need no CDN
     "django_otp",
     "django_otp.plugins.otp_totp",
     "platform_app",
@@ -83,8 +114,13 @@ AUTH_USER_MODEL = "platform_app.User"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.RequestGuardMiddleware",  # NUL bytes, body limits: before any lookup, the edge's too
     "django.contrib.sessions.middleware.SessionMiddleware",
     "platform_app.edge.EdgeMiddleware",
+    "config.security.SecurityHeadersMiddleware",  # after the edge: user deployments keep their own headers
+    # Static files in every environment (gunicorn has no static handler); after the edge, so deployed sites
+    # keep their own /static/ paths. Development and tests serve the apps' folders directly (local.py, test.py).
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -93,6 +129,27 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.ApplicationErrorMiddleware",
 ]
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"  # the service's JSON error under API prefixes
+
+# Request bodies (docs/architecture.md, "Input limits"): 1 MiB, read by Django and by the JSON parser alike;
+# the few routes that need more are named in REQUEST_BODY_LIMITS (settings/api.py).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=1024 * 1024)
+
+# Security headers (docs/settings.md): config/security.py sends the policy, Django the rest. Scripts come
+# only from this site (no inline script anywhere, the docs' init script included); styles allow 'unsafe-inline'
+# for the docs pages' <style> blocks and style attributes; Swagger UI and ReDoc need data: images and a blob:
+# worker. No form-action: OAuth consent forms end in a redirect to the client's own site.
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
+    "font-src 'self' data:", "connect-src 'self'", "worker-src 'self' blob:", "object-src 'none'",
+    "base-uri 'self'", "frame-ancestors 'none'",
+])
+CONTENT_SECURITY_POLICY_API = "default-src 'none'; frame-ancestors 'none'"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "strict-origin-when-cross-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = None  # sent by config/security.py, so never on the edge's responses
+X_FRAME_OPTIONS = "DENY"
+
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"
@@ -156,6 +213,7 @@ from .celery import *  # noqa: E402,F401,F403
 from .identity import *  # noqa: E402,F401,F403
 from .teams import *  # noqa: E402,F401,F403
 from .providers import *  # noqa: E402,F401,F403
+from .outbound import *  # noqa: E402,F401,F403
 from .deployments import *  # noqa: E402,F401,F403
 from .envvars import *  # noqa: E402,F401,F403
 from .otp import *  # noqa: E402,F401,F403

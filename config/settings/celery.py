@@ -1,10 +1,25 @@
 """Celery: Redis when REDIS_URL is set, else kombu's filesystem transport in the data folder."""
 from .base import DATA_DIR, REDIS_URL, env
 
+# A broker that stops answering must not hold a request: short socket timeouts, and a publish is retried
+# briefly (config/jobs.py logs a failure and leaves the row to its beat sweep).
+BROKER_CONNECT_TIMEOUT_SECONDS = env.float("BROKER_CONNECT_TIMEOUT_SECONDS", default=1.0)
+BROKER_SOCKET_TIMEOUT_SECONDS = env.float("BROKER_SOCKET_TIMEOUT_SECONDS", default=3.0)
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": env.int("BROKER_PUBLISH_RETRIES", default=1),
+                                    "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
+CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_CONNECT_TIMEOUT_SECONDS
+
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": 3600,
+        "socket_connect_timeout": BROKER_CONNECT_TIMEOUT_SECONDS,
+        "socket_timeout": BROKER_SOCKET_TIMEOUT_SECONDS,
+        "socket_keepalive": True,
+    }
+    CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = BROKER_CONNECT_TIMEOUT_SECONDS
+    CELERY_REDIS_SOCKET_TIMEOUT = BROKER_SOCKET_TIMEOUT_SECONDS
 else:
     _queue = DATA_DIR / "broker"
     (_queue / "processed").mkdir(parents=True, exist_ok=True)

@@ -7,11 +7,27 @@ BUILD_ROOT = DATA_DIR / "builds"           # scratch folders, removed after each
 ARTIFACT_ROOT = DATA_DIR / "artifacts"     # one folder per ready deployment
 BUILD_TIMEOUT_SECONDS = env.int("BUILD_TIMEOUT_SECONDS", default=900)
 BUILD_STUCK_AFTER_SECONDS = env.int("BUILD_STUCK_AFTER_SECONDS", default=1800)
+# A running build renews a lease in the cache; the reaper ends a build whose lease is older than this (its
+# worker died). A queued deployment older than BUILD_REQUEUE_AFTER_SECONDS is enqueued again (its job may never
+# have reached the broker). Both sweeps run every BUILD_REAP_INTERVAL_SECONDS.
+BUILD_LEASE_SECONDS = env.float("BUILD_LEASE_SECONDS", default=30.0)
+BUILD_REQUEUE_AFTER_SECONDS = env.float("BUILD_REQUEUE_AFTER_SECONDS", default=60.0)
+BUILD_REAP_INTERVAL_SECONDS = env.float("BUILD_REAP_INTERVAL_SECONDS", default=30.0)
 DEPLOY_PORT = env("DEPLOY_PORT", default="8000")  # shown in deployment URLs; empty for port 80
-ALLOWED_HOSTS.append(f".{DEPLOY_DOMAIN}")
+
+
+def with_edge_hosts(hosts: list[str]) -> list[str]:
+    """The platform's own host names plus `<anything>.DEPLOY_DOMAIN`, which the edge serves (production.py too)."""
+    edge = f".{DEPLOY_DOMAIN}"
+    return [*hosts, edge] if edge not in hosts else list(hosts)
+
+
+ALLOWED_HOSTS = with_edge_hosts(ALLOWED_HOSTS)
 
 CELERY_BEAT_SCHEDULE["deployments-reap-stuck"] = {
-    "task": "platform_app.tasks.deployments.deployment_reap_stuck", "schedule": 60.0}
+    "task": "platform_app.tasks.deployments.deployment_reap_stuck", "schedule": BUILD_REAP_INTERVAL_SECONDS}
+CELERY_BEAT_SCHEDULE["deployments-requeue-stale"] = {
+    "task": "platform_app.tasks.deployments.deployment_requeue_stale", "schedule": BUILD_REAP_INTERVAL_SECONDS}
 EDGE_CACHE_MAX_BYTES = env.int("EDGE_CACHE_MAX_BYTES", default=1024 * 1024)
 AGENT_INVITE_TTL_SECONDS = env.int("AGENT_INVITE_TTL_SECONDS", default=3600)
 AGENT_HEARTBEAT_TIMEOUT_SECONDS = env.int("AGENT_HEARTBEAT_TIMEOUT_SECONDS", default=30)

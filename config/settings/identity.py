@@ -1,5 +1,6 @@
 """Identity provider: RS256 JWTs, sessions, API tokens, brute-force limits."""
 from .base import env
+from .celery import CELERY_BEAT_SCHEDULE
 
 JWT_PRIVATE_KEY = env("JWT_PRIVATE_KEY", default="")
 JWT_PRIVATE_KEY_FILE = env("JWT_PRIVATE_KEY_FILE", default="")
@@ -11,10 +12,18 @@ JWT_STREAM_TTL_SECONDS = env.int("JWT_STREAM_TTL_SECONDS", default=120)
 REFRESH_TOKEN_TTL_DAYS = env.int("REFRESH_TOKEN_TTL_DAYS", default=30)
 API_TOKEN_MAX_DAYS = env.int("API_TOKEN_MAX_DAYS", default=366)
 
-# Sign-in and MFA brute-force limits: failures per window, per account and per client IP.
-AUTH_FAILURES_PER_ACCOUNT = env.int("AUTH_FAILURES_PER_ACCOUNT", default=5)
+# Sign-in and MFA brute-force limits (docs/auth.md), counted in the database per window:
+# per (account, client address) a hard limit; per account a ceiling past which attempts are slowed with
+# doubling delays (never refused outright, so strangers cannot lock an owner out); per address a hard
+# ceiling across accounts (credential stuffing).
+AUTH_FAILURES_PER_ACCOUNT_AND_IP = env.int("AUTH_FAILURES_PER_ACCOUNT_AND_IP", default=5)
+AUTH_FAILURES_PER_ACCOUNT = env.int("AUTH_FAILURES_PER_ACCOUNT", default=50)
 AUTH_FAILURES_PER_IP = env.int("AUTH_FAILURES_PER_IP", default=20)
 AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=900)
-# Set when behind a proxy that sets X-Forwarded-For.
-TRUST_X_FORWARDED_FOR = env.bool("TRUST_X_FORWARDED_FOR", default=False)
+AUTH_SLOWDOWN_BASE_SECONDS = env.float("AUTH_SLOWDOWN_BASE_SECONDS", default=2.0)
+AUTH_SLOWDOWN_MAX_SECONDS = env.float("AUTH_SLOWDOWN_MAX_SECONDS", default=300.0)
+CELERY_BEAT_SCHEDULE["attempt-counters-sweep"] = {
+    "task": "platform_app.tasks.identity.attempt_counters_sweep", "schedule": 3600.0}
+# Proxies in front of the application that append to X-Forwarded-For; 0 = use the connection's address.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 OTP_TOTP_ISSUER = env("OTP_TOTP_ISSUER", default="Platform")

@@ -51,3 +51,10 @@ OTP_DELIVERY_RETRIES = env.int("OTP_DELIVERY_RETRIES", default=2)  # per channel
 OTP_PUBLIC_BASE_URL = env("OTP_PUBLIC_BASE_URL", default="http://localhost:8000")  # status callback URLs
 
 CELERY_BEAT_SCHEDULE["otp-expire-sweep"] = {"task": "otp_app.tasks.otp_expire_sweep", "schedule": 60.0}
+# A delivery still queued this long after it was made (or last retried) lost its job (the broker was down):
+# the beat sweep sends the record a fresh code on a new delivery.
+OTP_REDELIVER_AFTER_SECONDS = env.float("OTP_REDELIVER_AFTER_SECONDS", default=60.0)
+CELERY_BEAT_SCHEDULE["otp-redeliver-stale"] = {"task": "otp_app.tasks.otp_redeliver_stale",
+                                               "schedule": env.float("OTP_REDELIVER_INTERVAL_SECONDS", default=30.0)}
+CELERY_BEAT_SCHEDULE["otp-idempotency-sweep"] = {"task": "otp_app.tasks.otp_idempotency_sweep",
+                                                 "schedule": 3600.0}

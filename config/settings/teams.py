@@ -9,9 +9,11 @@ INVITATION_TTL_DAYS = env.int("INVITATION_TTL_DAYS", default=7)
 INVITATION_LINK_BASE = env("INVITATION_LINK_BASE", default=SITE_URL)
 # Bare Git repositories the platform hosts itself (projects created from templates).
 GIT_HOSTED_ROOT = Path(env("GIT_HOSTED_ROOT", default=str(DATA_DIR / "git"))).resolve()
-# Every git CLI call (ls-remote, clone, push) gives up after this many seconds.
+# Every other git CLI call (clone, push) gives up after this many seconds.
 GIT_TIMEOUT_SECONDS = env.int("GIT_TIMEOUT_SECONDS", default=60)
-# Whether users may point projects and detection at repositories on this server (file:// URLs, local paths).
-# Handy in development and tests; a multi-tenant production should set it to false.
-GIT_ALLOW_LOCAL_URLS = env.bool("GIT_ALLOW_LOCAL_URLS", default=True)
+# Reading a repository's branches (project creation, detection) gives up sooner.
+GIT_LS_REMOTE_TIMEOUT_SECONDS = env.int("GIT_LS_REMOTE_TIMEOUT_SECONDS", default=20)
+# A transfer slower than this many bytes per second for this many seconds is abandoned (never hangs).
+GIT_LOW_SPEED_LIMIT_BYTES = env.int("GIT_LOW_SPEED_LIMIT_BYTES", default=1000)
+GIT_LOW_SPEED_TIME_SECONDS = env.int("GIT_LOW_SPEED_TIME_SECONDS", default=15)
 DEPLOY_DOMAIN = env("DEPLOY_DOMAIN", default="localhost")

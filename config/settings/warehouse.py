@@ -11,3 +11,6 @@ WAREHOUSE_ATTRIBUTION = "© OpenStreetMap contributors"
 WAREHOUSE_ATTRIBUTION_URL = "https://www.openstreetmap.org/copyright"
 WAREHOUSE_DATA_LICENSE = "ODbL-1.0"
 WAREHOUSE_BUILD_STAMP = env("BUILD_STAMP", default="dev")
+# Search counts are exact up to this many matches; past it PostgreSQL answers with the planner's estimate
+# (`count_is_estimate: true`), so a broad search never counts a million rows.
+WAREHOUSE_SEARCH_EXACT_COUNT = env.int("WAREHOUSE_SEARCH_EXACT_COUNT", default=10_000)

@@ -29,7 +29,8 @@ def otp_key_revoke(*, key: ApiKey) -> ApiKey:
 def otp_key_authenticate(raw: str) -> ApiKey:
     if not raw.startswith(("svc_live_", "svc_test_")):
         raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
-    key = ApiKey.objects.select_related("workspace").filter(key_hash=sha256_hex(raw)).first()
+    # the workspace's geo policy rides along: every send checks it (routing.route_for)
+    key = ApiKey.objects.select_related("workspace__otp_policy").filter(key_hash=sha256_hex(raw)).first()
     if key is None:
         raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
     if key.revoked_at is not None:

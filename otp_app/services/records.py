@@ -8,10 +8,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config import ratelimit
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
 from otp_app.services.codes import code_hash, code_matches, code_new, code_seal
+from otp_app.services.counters import Limit, counters_consume
 from otp_app.services.errors import Conflict, InsufficientBalance, NotFound, RateLimited, ValidationFailed
 from otp_app.services.routing import recipient_normalize, route_for
 from otp_app import messages
@@ -30,10 +30,11 @@ class SendResult:
 
 
 def _enqueue(delivery: Delivery, code: str) -> None:
+    from config.jobs import enqueue
     from otp_app.tasks import otp_deliver
 
     sealed = code_seal(code)
-    transaction.on_commit(lambda: otp_deliver.delay(delivery.pk, sealed))
+    enqueue(otp_deliver, delivery.pk, sealed)  # on commit; a broker outage leaves it to the redelivery sweep
 
 
 def _replay(row: IdempotencyKey, fingerprint: str) -> SendResult:
@@ -49,22 +50,25 @@ def _send_limits(*, api_key, recipient: str) -> None:
     if failed >= settings.OTP_FAILED_RECORDS_PER_RECIPIENT:
         raise RateLimited("Too many failed verifications for this recipient; try again tomorrow.",
                           code="recipient_blocked", retry_after=3600)
-    ratelimit.consume(f"otp:key:{api_key.pk}", settings.OTP_SENDS_PER_KEY_PER_MINUTE, 60,
-                      "Too many sends with this key; slow down.")
-    ratelimit.consume(f"otp:rcpt:{api_key.workspace_id}:{recipient}", settings.OTP_SENDS_PER_RECIPIENT,
-                      settings.OTP_SENDS_PER_RECIPIENT_WINDOW, "Too many codes sent to this recipient; try later.",
-                      code="recipient_rate_limited")
+    counters_consume(limits=[
+        Limit(f"otp:key:{api_key.pk}", settings.OTP_SENDS_PER_KEY_PER_MINUTE, 60,
+              "Too many sends with this key; slow down."),
+        Limit(f"otp:rcpt:{api_key.workspace_id}:{recipient}", settings.OTP_SENDS_PER_RECIPIENT,
+              settings.OTP_SENDS_PER_RECIPIENT_WINDOW, "Too many codes sent to this recipient; try later.",
+              {"code": "recipient_rate_limited"}),
+    ])
 
 
 def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idempotency_key=None,
              fingerprint: str = "") -> SendResult:
     """Issue a code and queue its delivery; the HTTP request never waits for a provider."""
     if idempotency_key is not None:
-        cutoff = timezone.now() - timedelta(hours=settings.OTP_IDEMPOTENCY_HOURS)
-        IdempotencyKey.objects.filter(api_key=api_key, key=idempotency_key, created_at__lt=cutoff).delete()
         row = IdempotencyKey.objects.select_related("record").filter(api_key=api_key, key=idempotency_key).first()
         if row is not None:
-            return _replay(row, fingerprint)
+            if row.created_at >= timezone.now() - timedelta(hours=settings.OTP_IDEMPOTENCY_HOURS):
+                return _replay(row, fingerprint)
+            # past its 24 h but not swept yet (beat does that): the key is free again
+            IdempotencyKey.objects.filter(pk=row.pk).delete()
     if not messages.is_known(locale):
         raise ValidationFailed(f"Unknown locale; use one of {', '.join(messages.LOCALES)}.", code="invalid_locale")
     recipient, country = recipient_normalize(recipient, channel)
@@ -89,10 +93,9 @@ def _record_create(*, api_key, recipient, locale, route, idempotency_key, finger
     record = OtpRecord(api_key=api_key, workspace=api_key.workspace, mode=api_key.mode, recipient=recipient,
                        locale=locale, channel=route[0], route=route, attempts_left=settings.OTP_MAX_ATTEMPTS,
                        expires_at=now + timedelta(seconds=settings.OTP_CODE_TTL_SECONDS), last_sent_at=now)
-    record.save()  # the id is part of the code hash
     code = code_new()
-    record.code_hash = code_hash(record.pk, code)
-    record.save(update_fields=["code_hash"])
+    record.code_hash = code_hash(record.pk, code)  # the id is drawn at construction, so one INSERT carries both
+    record.save(force_insert=True)
     if idempotency_key is not None:
         IdempotencyKey.objects.create(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record)
     delivery = Delivery.objects.create(record=record, send_number=1, channel=route[0])
@@ -127,10 +130,39 @@ def _expire_if_due(record: OtpRecord) -> None:
 
 
 def otp_verify(*, api_key, record_id: str, code: str) -> OtpRecord:
-    outcome = _verify_locked(api_key=api_key, record_id=record_id, code=code)
+    outcome = _verify_unlocked(api_key=api_key, record_id=record_id, code=code)
+    if outcome is None:
+        outcome = _verify_locked(api_key=api_key, record_id=record_id, code=code)
     if isinstance(outcome, Exception):
         raise outcome  # after commit: an expiry or the last wrong attempt is kept
     return outcome
+
+
+def _attempt(record: OtpRecord, code: str) -> dict:
+    """The fields one verification attempt on a sent record changes."""
+    if code_matches(record.pk, code, record.code_hash):
+        return {"status": Status.VERIFIED, "verified_at": timezone.now()}
+    left = max(0, record.attempts_left - 1)
+    return {"attempts_left": left, "status": Status.FAILED if left == 0 else Status.SENT}
+
+
+def _verify_unlocked(*, api_key, record_id, code) -> OtpRecord | None:
+    """The common case without a transaction: a sent, unexpired record is read without a lock and its new
+    state written only if no other request changed it meanwhile (compare-and-set on status, attempts and
+    code). None sends the request down the locked path: refusals, expiry, or a lost race."""
+    record = OtpRecord.objects.filter(pk=record_id, api_key=api_key).first()
+    if record is None:
+        raise NotFound("No such code record.")
+    if record.status != Status.SENT or record.expires_at <= timezone.now():
+        return None
+    changes = _attempt(record, code)
+    won = OtpRecord.objects.filter(pk=record.pk, status=Status.SENT, attempts_left=record.attempts_left,
+                                   code_hash=record.code_hash, expires_at__gt=timezone.now()).update(**changes)
+    if not won:
+        return None
+    for field, value in changes.items():
+        setattr(record, field, value)
+    return record
 
 
 @transaction.atomic
@@ -142,15 +174,10 @@ def _verify_locked(*, api_key, record_id, code):
         return refusal
     if record.status == Status.UNDELIVERABLE:
         return Conflict("The code could not be delivered; resend it.", code="otp_undeliverable")
-    if code_matches(record.pk, code, record.code_hash):
-        record.status = Status.VERIFIED
-        record.verified_at = timezone.now()
-        record.save(update_fields=["status", "verified_at"])
-        return record
-    record.attempts_left = max(0, record.attempts_left - 1)
-    if record.attempts_left == 0:
-        record.status = Status.FAILED
-    record.save(update_fields=["attempts_left", "status"])
+    changes = _attempt(record, code)
+    for field, value in changes.items():
+        setattr(record, field, value)
+    record.save(update_fields=list(changes))
     return record
 
 
@@ -201,8 +228,13 @@ def _resend_locked(*, api_key, record_id, channel):
 
 
 def otp_expire_due() -> int:
-    """Mark every over-TTL record expired; drop idempotency keys older than their 24 h."""
-    now = timezone.now()
-    IdempotencyKey.objects.filter(created_at__lt=now - timedelta(hours=settings.OTP_IDEMPOTENCY_HOURS)).delete()
-    return OtpRecord.objects.filter(status__in=[Status.SENT, Status.UNDELIVERABLE], expires_at__lte=now).update(
-        status=Status.EXPIRED)
+    """Mark every over-TTL record expired."""
+    return OtpRecord.objects.filter(status__in=[Status.SENT, Status.UNDELIVERABLE], expires_at__lte=timezone.now()
+                                    ).update(status=Status.EXPIRED)
+
+
+def idempotency_keys_purge() -> int:
+    """Drop idempotency keys older than their 24 h (beat; a send also ignores an expired one it meets)."""
+    cutoff = timezone.now() - timedelta(hours=settings.OTP_IDEMPOTENCY_HOURS)
+    deleted, _ = IdempotencyKey.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

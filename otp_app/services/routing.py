@@ -41,8 +41,15 @@ def recipient_normalize(recipient: str, channel: str | None) -> tuple[str, str]:
     return phone_normalize(recipient)
 
 
+def _policy(workspace) -> WorkspacePolicy | None:
+    try:
+        return workspace.otp_policy  # loaded with the API key when authenticated, else one query
+    except WorkspacePolicy.DoesNotExist:
+        return None
+
+
 def route_for(*, workspace, mode: str, recipient: str, country: str, channel: str | None) -> list[str]:
-    policy = WorkspacePolicy.objects.filter(workspace=workspace).first()
+    policy = _policy(workspace)
     if country and policy and policy.allowed_countries and country not in policy.allowed_countries:
         raise CountryNotAllowed(f"Sending to {country} is not allowed for this workspace.")
     if channel is not None:

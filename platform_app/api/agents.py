@@ -9,6 +9,7 @@ from platform_app.api.deployments import DeploymentSerializer
 from platform_app.models import AgentNode, Instance, RuntimeLogLine
 from platform_app.services import agents
 from platform_app.services.deployments import deployment_get
+from platform_app.services.listings import nodes_list, nodes_running_counts
 
 
 class NodeSerializer(serializers.ModelSerializer):
@@ -19,7 +20,8 @@ class NodeSerializer(serializers.ModelSerializer):
         fields = ("id", "name", "host", "runtimes", "capacity", "status", "last_heartbeat_at", "created_at", "running")
 
     def get_running(self, obj) -> int:
-        return obj.instances.filter(status="running").count()
+        counts = self.context.get("running_counts") or {}
+        return counts[obj.pk] if obj.pk in counts else nodes_running_counts(nodes=[obj])[obj.pk]
 
 
 class InstanceSerializer(serializers.ModelSerializer):
@@ -59,8 +61,9 @@ def _node(request, node_id):
 class AgentListView(PlatformView):
     @endpoint(scope="read", response=NodeSerializer(many=True), summary="Node agents of the workspace")
     def get(self, request, org_id):
-        rows = AgentNode.objects.filter(workspace=self.workspace).exclude(status="left")
-        return Response({"items": NodeSerializer(rows, many=True).data, "next_cursor": None})
+        rows = nodes_list(workspace=self.workspace)
+        context = {"request": request, "running_counts": nodes_running_counts(nodes=rows)}
+        return Response({"items": NodeSerializer(rows, many=True, context=context).data, "next_cursor": None})
 
 
 class AgentInviteView(PlatformView):
@@ -88,13 +91,14 @@ class AgentJoinView(PlatformView):
 class AgentHeartbeatView(PlatformView):
     authentication_classes = []
 
-    @endpoint(public=True, request=HeartbeatInput, summary="Report capacity, instances and output; get assignments",
+    @endpoint(public=True, request=HeartbeatInput, errors=(401,),
+              summary="Report capacity, instances and output; get assignments",
               response=inline_serializer("AgentAssignments", {"assignments": serializers.ListField(),
                                                               "stop": serializers.ListField(),
                                                               "drain": serializers.BooleanField()}))
     def post(self, request, node_id):
         node = _node(request, node_id)
-        data = HeartbeatInput(data=request.data or {})
+        data = HeartbeatInput(data=request.data)
         data.is_valid(raise_exception=True)
         return Response(agents.agent_heartbeat(node=node, **data.validated_data))
 
@@ -102,7 +106,8 @@ class AgentHeartbeatView(PlatformView):
 class AgentLeaveView(PlatformView):
     authentication_classes = []
 
-    @endpoint(public=True, request=None, response=NodeSerializer, summary="Leave: the node's instances move elsewhere")
+    @endpoint(public=True, request=None, response=NodeSerializer, errors=(401,),
+              summary="Leave: the node's instances move elsewhere")
     def post(self, request, node_id):
         return Response(NodeSerializer(agents.agent_leave(node=_node(request, node_id))).data)
 
@@ -116,7 +121,9 @@ class InstanceListView(PlatformView):
 
 class RuntimeLogsView(PlatformView):
     @endpoint(scope="read", summary="Output of a deployment's running instances (newest last)",
-              parameters=[OpenApiParameter("deploymentId", str), OpenApiParameter("lines", int)],
+              parameters=[OpenApiParameter("deploymentId", str),
+                          OpenApiParameter("lines", {"type": "integer", "minimum": 1},
+                                           description="default 100, at most 1000 (larger values are clamped)")],
               response=inline_serializer("RuntimeLogs", {"lines": serializers.ListField()}))
     def get(self, request, org_id, project_id):
         project = self.project(project_id)
@@ -133,7 +140,7 @@ class ImageDeploymentView(PlatformView):
     @endpoint(scope="deploy", status=201, request=ImageInput, response=DeploymentSerializer,
               summary="Deploy an image (needs an agent reporting a container runtime; otherwise ends `error`)")
     def post(self, request, org_id, project_id):
-        data = ImageInput(data=request.data or {})
+        data = ImageInput(data=request.data)
         data.is_valid(raise_exception=True)
         deployment = agents.deployment_from_image(project=self.project(project_id),
                                                   image_ref=data.validated_data["image_ref"],

@@ -52,7 +52,7 @@ class SignUpView(PlatformView):
 
 
 class SignInView(PlatformView):
-    @endpoint(public=True, request=SignInInput, response=AuthResultSerializer, summary="Sign in",
+    @endpoint(public=True, request=SignInInput, response=AuthResultSerializer, summary="Sign in", errors=(429,),
               description="An account with a confirmed TOTP factor must send `totpCode` (401 `mfa_required`).")
     def post(self, request):
         data = SignInInput(data=request.data)
@@ -78,7 +78,7 @@ class SignOutView(PlatformView):
     @endpoint(public=True, status=204, request=SignOutInput, response=None, summary="Sign out",
               description="Revokes the session of the bearer access token, or of `refreshToken`.")
     def post(self, request):
-        data = SignOutInput(data=request.data or {})
+        data = SignOutInput(data=request.data)
         data.is_valid(raise_exception=True)
         session = None
         if self.actor and self.actor.session is not None:

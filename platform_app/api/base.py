@@ -12,11 +12,12 @@ once, here, before the handler:
 """
 import base64
 import binascii
-from datetime import datetime
+import re
+from datetime import UTC, datetime
 
-from djangorestframework_camel_case.parser import CamelCaseJSONParser
 from djangorestframework_camel_case.render import CamelCaseJSONRenderer
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field,
+                                   inline_serializer)
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -24,6 +25,8 @@ from rest_framework.views import APIView
 
 from config import ratelimit
 from config.errors import ApplicationError, Forbidden, NotFound, ValidationFailed
+from config.openapi import PlatformErrorSerializer
+from config.parsers import CamelCaseJSONParser  # bounded size and depth, storable text
 from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
 from platform_app.services.scopes import ROLE_SCOPES, scope_allows
 from platform_app.services.workspaces import workspace_for_member
@@ -39,8 +42,35 @@ class InsufficientScope(ApplicationError):
 
 # Input ---------------------------------------------------------------------------
 
+# The JSON type each field takes. DRF would also take `5` for a string, `"5"` for an integer and `"yes"`
+# for a boolean; the schema promises one type, so anything else is refused.
+JSON_TYPES = ((serializers.BooleanField, (bool,), "a boolean"), (serializers.IntegerField, (int,), "an integer"),
+              (serializers.FloatField, (int, float), "a number"), (serializers.CharField, (str,), "a string"),
+              (serializers.DateField, (str,), "a string"), (serializers.DateTimeField, (str,), "a string"),
+              (serializers.ListField, (list,), "a list"), (serializers.ListSerializer, (list,), "a list"),
+              (serializers.DictField, (dict,), "an object"))
+
+
+def json_type_error(field, value) -> str | None:
+    """Why `value` is not of the JSON type `field` takes (None when it is, or when null is left to the field)."""
+    if value is None:
+        return None
+    for field_class, types, label in JSON_TYPES:
+        if isinstance(field, field_class):
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                return f"Must be {label}."
+            if isinstance(field, serializers.ListField):
+                errors = (json_type_error(field.child, item) for item in value)
+                return next((f"Item {i}: {e}" for i, e in enumerate(errors) if e), None)
+            return None
+    return None
+
+
 class InputSerializer(serializers.Serializer):
-    """Rejects unknown fields and non-object bodies (contract: no silent mass assignment)."""
+    """Rejects unknown fields, values of the wrong JSON type and non-object bodies (contract: no silent mass
+    assignment)."""
+
+    schema_extra: dict = {}  # published beside the fields (config.openapi): rules across fields, e.g. anyOf
 
     def to_internal_value(self, data):
         if not isinstance(data, dict):
@@ -48,56 +78,102 @@ class InputSerializer(serializers.Serializer):
         unknown = sorted(set(data) - set(self.fields))
         if unknown:
             raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        mistyped = {name: [error] for name, field in self.fields.items() if name in data and not field.read_only
+                    and (error := json_type_error(field, data[name]))}
+        if mistyped:
+            raise serializers.ValidationError(mistyped)
         return super().to_internal_value(data)
 
 
-class ErrorSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    details = serializers.JSONField(allow_null=True)
-    status = serializers.IntegerField()
+def field_with_schema(schema: dict, base=serializers.CharField):
+    """A field class that validates as `base` and publishes `schema`: what a service checks itself
+    (an enum, a pattern), documented, while the service keeps its own error codes."""
+    return extend_schema_field(schema)(type(f"Documented{base.__name__}", (base,), {}))
+
+
+ErrorSerializer = PlatformErrorSerializer  # the body of every platform error (contract.md)
+_PAGES: dict = {}
+
+
+def page_of(item_class):
+    """The schema of a list answer, `{"items": [...], "nextCursor"}`: one component per item type."""
+    if item_class not in _PAGES:
+        name = item_class.__name__.removesuffix("Serializer")
+        _PAGES[item_class] = inline_serializer(f"Paginated{name}List", {
+            "items": item_class(many=True),
+            "next_cursor": serializers.CharField(allow_null=True, help_text="Pass as `cursor` for the next page; "
+                                                                            "null on the last page."),
+        })
+        _PAGES[item_class].is_page = True  # config.openapi keeps the `_list` operation id
+    return _PAGES[item_class]
+
+
+PAGE_PARAMETERS = [OpenApiParameter("limit", {"type": "integer", "minimum": 1},
+                                   description="1-100, default 20 (larger values are clamped)"),
+                   OpenApiParameter("cursor", str, description="`nextCursor` of the previous page")]
 
 
 def endpoint(*, scope: str | None = None, status: int = 200, request=None, response=None, public: bool = False,
-             summary: str | None = None, **schema_kwargs):
-    """Declare a handler's required scope and its documented success response."""
+             summary: str | None = None, errors=(), also: dict | None = None, **schema_kwargs):
+    """Declare a handler's required scope and its documented success response.
+
+    A list response (`Serializer(many=True)`) is published as the list envelope, with `limit` and
+    `cursor` when the handler pages with `cursor_page`. The usual errors (401, 403, 404...) are
+    derived by config.openapi; `errors` names the others this handler can answer (e.g. 429), and `also`
+    further successes (`{200: Serializer}` for an idempotent replay).
+    """
 
     def wrap(handler):
         handler.required_scope = scope
         handler.public = public
-        responses = {status: response if response is not None else OpenApiResponse(description="OK")}
-        if not public:
-            responses.setdefault(401, ErrorSerializer)
-        if scope:
-            responses.setdefault(403, ErrorSerializer)
+        body = response
+        parameters = list(schema_kwargs.pop("parameters", []))
+        if isinstance(body, serializers.ListSerializer):
+            body = page_of(type(body.child))
+            if "cursor_page" in handler.__code__.co_names:
+                paging = {p.name for p in PAGE_PARAMETERS}
+                parameters = [p for p in parameters if getattr(p, "name", None) not in paging] + PAGE_PARAMETERS
+        responses = {status: body if body is not None else OpenApiResponse(description="OK"), **(also or {})}
+        responses.update({code: ErrorSerializer for code in errors})
         desc = schema_kwargs.pop("description", "") or ""
         if scope:
             desc = (f"Required scope: `{scope}`.\n\n" + desc).strip()
         auth = [] if public else [{"bearerAuth": [scope] if scope else []}, {"cookieAuth": []}]
         extensions = {"x-required-scope": scope} if scope else None
-        return extend_schema(request=request, responses=responses, summary=summary, description=desc,
-                             auth=auth, extensions=extensions, **schema_kwargs)(handler)
+        return extend_schema(request=request, responses=responses, summary=summary, description=desc, auth=auth,
+                             extensions=extensions, parameters=parameters or None, **schema_kwargs)(handler)
 
     return wrap
 
 
 # Queries ---------------------------------------------------------------------------
 
+INTEGER = re.compile(r"-?[0-9]+")
+
+
 def query_int(request, name: str, *, default: int, minimum: int = 1, maximum: int | None = None,
               clamp: bool = True) -> int:
     """A bounded integer query parameter: 400 naming it when malformed or below range;
     above range it is clamped (contract) unless clamp=False."""
     raw = request.query_params.get(name)
-    if raw in (None, ""):
+    if raw is None:
         return default
-    try:
-        value = int(raw)
-    except ValueError:
+    if not INTEGER.fullmatch(raw):  # int() would also take "", " 5", "+5", "5_0" and other scripts' digits
         raise ValidationFailed(f"`{name}` must be an integer.", details={name: ["Must be an integer."]})
+    value = int(raw)
     if value < minimum or (maximum is not None and value > maximum and not clamp):
         raise ValidationFailed(f"`{name}` must be between {minimum} and {maximum}.",
                                details={name: [f"Must be between {minimum} and {maximum}."]})
     return min(value, maximum) if maximum is not None else value
+
+
+def idempotency_key(request) -> str | None:
+    """The `Idempotency-Key` header: at most 64 characters (a UUID has 36), so it fits the column it is kept in."""
+    raw = request.headers.get("Idempotency-Key") or None
+    if raw is not None and len(raw) > 64:
+        raise ValidationFailed("`Idempotency-Key` must be at most 64 characters.",
+                               details={"Idempotency-Key": ["At most 64 characters."]})
+    return raw
 
 
 def _encode_cursor(created_at: datetime, pk) -> str:
@@ -107,8 +183,13 @@ def _encode_cursor(created_at: datetime, pk) -> str:
 def _decode_cursor(cursor: str):
     try:
         created, pk = base64.urlsafe_b64decode(cursor.encode()).decode().split("|", 1)
-        return datetime.fromisoformat(created), pk
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+        moment = datetime.fromisoformat(created)
+        # only cursors this API wrote pass: an aware time the database can hold, an id without NUL
+        moment = moment.replace(tzinfo=moment.tzinfo or UTC).astimezone(UTC)
+        if "\x00" in pk:
+            raise ValueError(pk)
+        return moment, pk
+    except (ValueError, OverflowError, binascii.Error, UnicodeDecodeError):
         raise ValidationFailed("`cursor` is not valid.", details={"cursor": ["Invalid cursor."]})
 
 
@@ -166,8 +247,8 @@ class PlatformView(APIView):
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        if not request.user.is_authenticated:
-            return
+        if not request.user.is_authenticated or getattr(self, request.method.lower(), None) is None:
+            return  # anonymous, or a method this view lacks: DRF answers 405 before any workspace lookup
         scope = self.required_scope(request)
         actor = self.actor
         if "org_id" in kwargs:

@@ -1,15 +1,25 @@
 """Deployments: trigger, list, get, events, cancel, live log stream (SSE)."""
-import time
-
+from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import Unauthenticated, ValidationFailed
-from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint
-from platform_app.models import Deployment, DeploymentEvent, LogLine
+from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint, idempotency_key
+from platform_app.models import Deployment, DeploymentEvent
 from platform_app.services import deployments as services
+from platform_app.services.listings import deployment_list_context
+from platform_app.services.log_stream import log_stream_open
+
+
+class DeploymentListSerializer(serializers.ListSerializer):
+    """A page of deployments: what the items need beyond their rows is looked up once, into the context."""
+
+    def to_representation(self, data):
+        rows = list(data.all() if hasattr(data, "all") else data)
+        self.context.update(deployment_list_context(deployments=rows))
+        return super().to_representation(rows)
 
 
 class DeploymentSerializer(serializers.ModelSerializer):
@@ -24,15 +34,18 @@ class DeploymentSerializer(serializers.ModelSerializer):
         fields = ("id", "project_id", "env", "branch", "commit_sha", "trigger", "status", "url", "created_at",
                   "queued_at", "started_at", "ready_at", "finished_at", "error_message", "queue_position",
                   "framework", "snapshot", "needs_redeploy")
+        list_serializer_class = DeploymentListSerializer
 
     def get_needs_redeploy(self, obj) -> bool:
-        return services.needs_redeploy(obj)
+        flags = self.context.get("redeploy_flags") or {}
+        return flags[obj.pk] if obj.pk in flags else services.needs_redeploy(obj)
 
     def get_url(self, obj) -> str:
         return services.deployment_url(obj)
 
     def get_queue_position(self, obj) -> int | None:
-        return services.queue_position(obj)
+        positions = self.context.get("queue_positions") or {}
+        return positions[obj.pk] if obj.pk in positions else services.queue_position(obj)
 
 
 class EventSerializer(serializers.ModelSerializer):
@@ -55,6 +68,7 @@ class ProjectDeploymentsView(PlatformView):
         return cursor_page(request, qs, DeploymentSerializer)
 
     @endpoint(scope="deploy", status=201, request=TriggerInput, response=DeploymentSerializer,
+              also={200: OpenApiResponse(DeploymentSerializer, description="An Idempotency-Key replay")},
               summary="Trigger a deployment (queued, then built by a worker)",
               parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER,
                                            description="a retry with the same key returns the first deployment (200)")])
@@ -65,7 +79,7 @@ class ProjectDeploymentsView(PlatformView):
         deployment = services.deployment_trigger(project=self.project(project_id), env=v["env"],
                                                  branch=v.get("branch") or None, trigger=v["trigger"],
                                                  actor=request.user, ip=self.ip,
-                                                 idempotency_key=request.headers.get("Idempotency-Key"))
+                                                 idempotency_key=idempotency_key(request))
         replayed = getattr(deployment, "_replayed", False)
         deployment.refresh_from_db()
         return Response(DeploymentSerializer(deployment).data, status=200 if replayed else 201)
@@ -73,8 +87,8 @@ class ProjectDeploymentsView(PlatformView):
 
 class WorkspaceDeploymentsView(PlatformView):
     @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of the workspace",
-              parameters=[OpenApiParameter("status", str), OpenApiParameter("env", str),
-                          OpenApiParameter("projectId", str), OpenApiParameter("limit", int)])
+              parameters=[OpenApiParameter("status", str, enum=Deployment.Status.values), OpenApiParameter("env", str),
+                          OpenApiParameter("projectId", str)])
     def get(self, request, org_id):
         qs = Deployment.objects.filter(project__workspace=self.workspace).select_related("project")
         status = request.query_params.get("status")
@@ -128,63 +142,11 @@ def _stream_user(request):
     return user
 
 
-class _Waiter:
-    """Waits for new lines: on Redis pub/sub when configured (woken at once), else by sleeping `poll`."""
-
-    def __init__(self, deployment_id, poll):
-        from django.conf import settings
-
-        self.poll, self.pubsub = poll, None
-        if settings.REDIS_URL:
-            try:
-                self.pubsub = services._redis().pubsub(ignore_subscribe_messages=True)
-                self.pubsub.subscribe(services.log_channel(deployment_id))
-            except Exception:  # noqa: BLE001 - Redis down: fall back to polling
-                self.pubsub = None
-
-    def wait(self):
-        if self.pubsub is None:
-            time.sleep(self.poll)
-            return
-        self.pubsub.get_message(timeout=self.poll * 4)
-
-    def close(self):
-        if self.pubsub is not None:
-            self.pubsub.close()
-
-
-def sse_lines(deployment, after: int, *, poll: float = 0.5, heartbeat: float = 15.0, max_seconds: float = 3600):
-    """Replay stored lines after `after`, follow new ones, end with an `end` event carrying the status."""
-    waiter = _Waiter(deployment.pk, poll)
-    try:
-        yield from _sse(deployment, after, waiter, heartbeat, max_seconds)
-    finally:
-        waiter.close()
-
-
-def _sse(deployment, after, waiter, heartbeat, max_seconds):
-    last, idle_since, started = after, time.monotonic(), time.monotonic()
-    yield ": stream open\n\n"
-    while time.monotonic() - started < max_seconds:
-        lines = list(LogLine.objects.filter(deployment=deployment, seq__gt=last).order_by("seq")[:500])
-        for line in lines:
-            last = line.seq
-            text = line.text.replace("\n", " ")
-            yield f"id: {line.seq}\nevent: log\ndata: {text}\n\n"
-        if lines:
-            idle_since = time.monotonic()
-            continue
-        deployment.refresh_from_db(fields=["status"])
-        if deployment.is_finished and not LogLine.objects.filter(deployment=deployment, seq__gt=last).exists():
-            yield f"event: end\ndata: {deployment.status}\n\n"
-            return
-        if time.monotonic() - idle_since > heartbeat:
-            idle_since = time.monotonic()
-            yield ": keep-alive\n\n"
-        waiter.wait()
-
-
 class DeploymentLogStreamView(PlatformView):
+    def perform_content_negotiation(self, request, force=False):
+        # EventSource asks for `Accept: text/event-stream`; the stream answers that, its errors answer JSON
+        return super().perform_content_negotiation(request, force=True)
+
     def get_permissions(self):
         if self.request.query_params.get("token"):
             return []
@@ -203,8 +165,11 @@ class DeploymentLogStreamView(PlatformView):
     def get(self, request, org_id, deployment_id):
         deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
         raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId") or "0"
-        after = int(raw) if raw.isdigit() else 0
-        response = StreamingHttpResponse(sse_lines(deployment, after), content_type="text/event-stream")
+        after = int(raw) if raw.isascii() and raw.isdigit() else 0  # "²".isdigit(), yet int("²") fails
+        # ASGI: an async body that holds no thread while open; WSGI (and the test client): driven from here
+        content = log_stream_open(deployment_id=deployment.pk, after=after,
+                                  asynchronous=isinstance(request._request, ASGIRequest))
+        response = StreamingHttpResponse(content, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         return response

@@ -56,7 +56,7 @@ class DoctorReportSerializer(serializers.ModelSerializer):
 
 class DiagnosesView(PlatformView):
     @endpoint(scope="read", summary="What the doctor finds in this deployment's log, computed now",
-              response=inline_serializer("Diagnoses", {"items": FindingSerializer}))
+              response=type(FindingSerializer)(many=True))
     def get(self, request, org_id, deployment_id):
         deployment = deployment_services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
         return Response({"items": [f.__dict__ for f in doctor.diagnose(deployment)], "next_cursor": None})

@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import ValidationFailed
-from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint
+from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Environment, EnvVar, SecretFinding
 from platform_app.services import env as env_services
 from platform_app.services import secret_scan
@@ -26,8 +26,11 @@ class EnvVarSerializer(serializers.ModelSerializer):
         return None
 
 
+KEY = field_with_schema({"type": "string", "maxLength": 256, "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"})
+
+
 class EnvVarInput(InputSerializer):
-    key = serializers.CharField(max_length=256)
+    key = KEY(max_length=256)
     value = serializers.CharField(allow_blank=True, trim_whitespace=False)
     type = serializers.ChoiceField(choices=EnvVar.Type.choices, default="plain")
     target = serializers.ListField(child=serializers.CharField(max_length=64), min_length=1)
@@ -35,7 +38,7 @@ class EnvVarInput(InputSerializer):
 
 
 class EnvVarUpdateInput(InputSerializer):
-    key = serializers.CharField(max_length=256, required=False)
+    key = KEY(max_length=256, required=False)
     value = serializers.CharField(allow_blank=True, trim_whitespace=False, required=False)
     type = serializers.ChoiceField(choices=EnvVar.Type.choices, required=False)
     target = serializers.ListField(child=serializers.CharField(max_length=64), min_length=1, required=False)
@@ -152,13 +155,16 @@ class EnvironmentSerializer(serializers.ModelSerializer):
         fields = ("id", "name", "branch_pattern", "builtin", "created_at")
 
 
+ENVIRONMENT_NAME = field_with_schema({"type": "string", "pattern": "^[a-z0-9][a-z0-9-]{0,62}$"})
+
+
 class EnvironmentInput(InputSerializer):
-    name = serializers.CharField(max_length=64)
+    name = ENVIRONMENT_NAME(max_length=64)
     branch_pattern = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
 
 class EnvironmentUpdateInput(InputSerializer):
-    name = serializers.CharField(max_length=64, required=False)
+    name = ENVIRONMENT_NAME(max_length=64, required=False)
     branch_pattern = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 

@@ -2,6 +2,8 @@
 
 Each call reads a remote repository with the git CLI (ls-remote or a shallow clone into
 a temporary folder that is removed afterwards) and runs the same detector builds use.
+The URL goes through the outbound guard (`git_urls`): https only (http where allowed), never a path on
+this server; every refusal or failure is the same 400 `git_unreachable`.
 Clones are rate-limited per user because each one costs network and disk.
 """
 import tempfile
@@ -16,13 +18,15 @@ from config.errors import ValidationFailed
 from platform_app.api.base import InputSerializer, PlatformView, endpoint
 from platform_app.services.projects import root_directory_check
 from platform_app.services.detection import detect, discover
-from platform_app.services.git_cli import GitCommandFailed, git_clone, git_ls_remote, user_url_check
+from platform_app.services.git_cli import git_branch_check, git_clone, git_ls_remote
+from platform_app.services.git_urls import git_remote_for_url
 
 CLONES_PER_MINUTE = 20
 
 
 class RepoInput(InputSerializer):
-    url = serializers.CharField(max_length=500, help_text="Any URL the git CLI reads (https, ssh, file://)")
+    url = serializers.CharField(max_length=500, help_text="An https URL of a Git repository (http where the "
+                                "platform allows it); never a path or file:// URL")
 
 
 class CloneInput(RepoInput):
@@ -63,19 +67,17 @@ class DiscoverResultSerializer(serializers.Serializer):
 
 
 def _clone(request, values: dict, tmp: str) -> tuple[Path, str, str]:
-    values["url"] = user_url_check(values["url"])
     ratelimit.consume(f"framework-clone:{request.user.pk}", CLONES_PER_MINUTE, 60,
                       "Too many repository inspections; try again in a minute.")
-    branch = values.get("branch") or git_ls_remote(values["url"]).default_branch
+    remote = git_remote_for_url(values["url"])
+    info = git_ls_remote(remote)
+    branch = values.get("branch") or info.default_branch
     if not branch:
         raise ValidationFailed("The repository has no branches.", code="git_unreachable",
                                details={"url": ["Empty repository."]})
+    git_branch_check(info, branch)
     dest = Path(tmp) / "repo"
-    try:
-        sha = git_clone(values["url"], branch=branch, dest=dest, timeout=settings.GIT_TIMEOUT_SECONDS)
-    except GitCommandFailed as exc:
-        raise ValidationFailed(f"git cannot clone this repository: {exc.message}", code="git_unreachable",
-                               details={"url": [exc.message]})
+    sha = git_clone(remote, branch=branch, dest=dest, timeout=settings.GIT_TIMEOUT_SECONDS)
     return dest, branch, sha
 
 
@@ -85,12 +87,12 @@ class RepoInfoView(PlatformView):
     def post(self, request):
         data = RepoInput(data=request.data)
         data.is_valid(raise_exception=True)
-        info = git_ls_remote(user_url_check(data.validated_data["url"]))
+        info = git_ls_remote(git_remote_for_url(data.validated_data["url"]))
         return Response(RepoInfoSerializer(info).data, status=201)
 
 
 class DetectView(PlatformView):
-    @endpoint(scope="read", status=201, request=CloneInput, response=DetectResultSerializer,
+    @endpoint(scope="read", status=201, request=CloneInput, response=DetectResultSerializer, errors=(429,),
               summary="Detect the framework and build commands of a repository")
     def post(self, request):
         data = CloneInput(data=request.data)
@@ -109,7 +111,7 @@ class DetectView(PlatformView):
 
 
 class DiscoverView(PlatformView):
-    @endpoint(scope="read", status=201, request=CloneInput, response=DiscoverResultSerializer,
+    @endpoint(scope="read", status=201, request=CloneInput, response=DiscoverResultSerializer, errors=(429,),
               summary="Find the app roots of a monorepo, each with its detection")
     def post(self, request):
         data = CloneInput(data=request.data)

@@ -50,7 +50,11 @@ class ConnectionSerializer(serializers.ModelSerializer):
         fields = ("id", "provider", "account", "installation_id", "created_at")
 
 
-ORG = [OpenApiParameter("orgId", str), OpenApiParameter("returnTo", str)]
+# where the browser goes back to after the provider: a path on this site (or a URL of an ALLOWED_RETURN_ORIGINS)
+RETURN_TO = OpenApiParameter("returnTo", {"type": "string", "pattern": r"^(/(?!/)[\s\S]*)?$"},
+                             description="a path on this site, e.g. /dashboard/")
+ORG = [OpenApiParameter("orgId", {"type": "string", "pattern": r"\S"}, required=True,
+                        description="workspace id or slug"), RETURN_TO]
 CALLBACK = [OpenApiParameter("code", str), OpenApiParameter("state", str), OpenApiParameter("error", str)]
 
 
@@ -59,7 +63,8 @@ class InstallView(PlatformView):
 
     provider = ""
 
-    @endpoint(scope=None, response=UrlSerializer, summary="Start connecting a Git provider to a workspace",
+    @endpoint(scope=None, response=UrlSerializer, errors=(403, 404, 503),
+              summary="Start connecting a Git provider to a workspace",
               parameters=[*ORG, OpenApiParameter("mode", str)])
     def get(self, request):
         host = git_host(self.provider)
@@ -111,7 +116,8 @@ class GitAInstallCallbackView(PlatformView):
 
 
 class GitAUserLinkView(PlatformView):
-    @endpoint(scope=None, response=UrlSerializer, summary="Link your git-a account (its token lists repositories)",
+    @endpoint(scope=None, response=UrlSerializer, errors=(403, 404, 503),
+              summary="Link your git-a account (its token lists repositories)",
               parameters=ORG)
     def get(self, request):
         host = git_host("git-a")

@@ -3,7 +3,7 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from platform_app.api.base import InputSerializer, PlatformView, endpoint
+from platform_app.api.base import InputSerializer, PlatformView, endpoint, field_with_schema, idempotency_key
 from platform_app.api.deployments import DeploymentSerializer
 from platform_app.models import DeployHook, Project
 from platform_app.services import hooks
@@ -18,7 +18,7 @@ class RollbackView(PlatformView):
     @endpoint(scope="deploy", status=201, request=RollbackInput, response=DeploymentSerializer,
               summary="Point production at an earlier ready deployment (no rebuild; 409 when there is none)")
     def post(self, request, org_id, project_id):
-        data = RollbackInput(data=request.data or {})
+        data = RollbackInput(data=request.data)
         data.is_valid(raise_exception=True)
         target = deployment_rollback(project=self.project(project_id),
                                      deployment_id=data.validated_data.get("deployment_id"), actor=request.user,
@@ -65,7 +65,7 @@ class HookFireView(PlatformView):
     @endpoint(public=True, request=None, response=DeploymentSerializer,
               summary="Fire a deploy hook (the secret in the path authenticates; unknown secrets are 404)")
     def post(self, request, secret):
-        deployment = hooks.hook_fire(secret=secret, idempotency_key=request.headers.get("Idempotency-Key"))
+        deployment = hooks.hook_fire(secret=secret, idempotency_key=idempotency_key(request))
         return Response(DeploymentSerializer(deployment).data)
 
 
@@ -81,8 +81,13 @@ class StaticSitesView(PlatformView):
         return Response({"items": items, "next_cursor": None})
 
 
+PATH = field_with_schema({"type": "string", "maxLength": 500, "pattern": "^/"})
+
+
 class RevalidateInput(InputSerializer):
-    paths = serializers.ListField(child=serializers.CharField(max_length=500), required=False, default=list,
+    schema_extra = {"anyOf": [{"required": ["paths"], "properties": {"paths": {"minItems": 1}}},
+                              {"required": ["tags"], "properties": {"tags": {"minItems": 1}}}]}
+    paths = serializers.ListField(child=PATH(max_length=500), required=False, default=list,
                                   max_length=100)
     tags = serializers.ListField(child=serializers.CharField(max_length=100), required=False, default=list,
                                  max_length=100)

@@ -45,7 +45,7 @@ class TotpEnrolView(PlatformView):
                   "factor": FactorSerializer(), "secret": serializers.CharField(),
                   "otpauth_uri": serializers.CharField(), "qr_code": serializers.CharField()}))
     def post(self, request):
-        data = EnrolInput(data=request.data or {})
+        data = EnrolInput(data=request.data)
         data.is_valid(raise_exception=True)
         result = mfa.totp_enrol_start(user=request.user, name=data.validated_data["name"])
         return Response({"factor": FactorSerializer(result["device"]).data, "secret": result["secret"],
@@ -53,7 +53,7 @@ class TotpEnrolView(PlatformView):
 
 
 class TotpConfirmView(PlatformView):
-    @endpoint(scope="admin", status=201, request=ConfirmInput, response=FactorSerializer,
+    @endpoint(scope="admin", status=201, request=ConfirmInput, response=FactorSerializer, errors=(404, 429),
               summary="Confirm TOTP enrolment with a current code")
     def post(self, request):
         data = ConfirmInput(data=request.data)

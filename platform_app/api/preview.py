@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.parsers import FormParser
 from rest_framework.response import Response
 
-from djangorestframework_camel_case.parser import CamelCaseJSONParser
+from config.parsers import CamelCaseJSONParser
 from platform_app.api.base import InputSerializer, PlatformView, endpoint
 from platform_app.models import PreviewProtection, Project
 from platform_app.services import preview
@@ -54,7 +54,7 @@ def _project(project_id):
 class PreviewVerifyView(PlatformView):
     parser_classes = [CamelCaseJSONParser, FormParser]
 
-    @endpoint(public=True, status=201, request=PreviewPasswordInput, summary="Enter a preview password",
+    @endpoint(public=True, status=201, request=PreviewPasswordInput, errors=(429,), summary="Enter a preview password",
               response=inline_serializer("PreviewVerified", {"allowed": serializers.BooleanField()}),
               description="Sets a signed cookie scoped to the project. Wrong passwords are 401 and counted (429 past the limit).")
     def post(self, request, project_id):

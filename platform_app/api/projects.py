@@ -3,10 +3,11 @@ from django.conf import settings
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint
+from platform_app.api.base import InputSerializer, PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Project, ProjectGroup
 from platform_app.services import project_groups as group_services
 from platform_app.services import projects as project_services
+from platform_app.services.git_urls import public_git_url
 from platform_app.services.templates import templates_list
 
 
@@ -16,6 +17,10 @@ class ProjectSerializer(serializers.ModelSerializer):
     org_id = serializers.CharField(source="workspace_id")
     group_id = serializers.CharField(allow_null=True)
     production_deployment_id = serializers.CharField(allow_null=True)
+    git_url = serializers.SerializerMethodField(
+        help_text="The repository URL the project was created from; null for template projects (their "
+                  "repository is hosted by the platform, see `template`) and for provider projects (see "
+                  "`gitProvider`, `gitRepo`)")
     url = serializers.SerializerMethodField()
 
     class Meta:
@@ -24,6 +29,9 @@ class ProjectSerializer(serializers.ModelSerializer):
                   "template", "framework", "install_command", "build_command", "output_directory", "start_command",
                   "root_directory", "production_branch", "auto_deploy", "group_id", "production_deployment_id",
                   "url", "created_at", "updated_at")
+
+    def get_git_url(self, obj) -> str | None:
+        return public_git_url(obj)
 
     def get_url(self, obj) -> str:
         return f"https://{obj.slug}.{getattr(settings, 'DEPLOY_DOMAIN', 'localhost')}"
@@ -42,7 +50,8 @@ class ProjectCreateInput(BuildSettingsInput):
     name = serializers.CharField(max_length=100)
     slug = serializers.CharField(max_length=63, required=False)
     git_url = serializers.CharField(max_length=500, required=False, allow_blank=True,
-                                    help_text="Any URL the git CLI reads (https, ssh, file://)")
+                                    help_text="An https URL of a Git repository (http where the platform "
+                                              "allows it); never a path or file:// URL")
     provider = serializers.ChoiceField(choices=["git-a", "git-b", "git-c"], required=False)
     repo = serializers.CharField(max_length=200, required=False, help_text="owner/name at the provider")
     production_branch = serializers.CharField(max_length=200, required=False,
@@ -107,8 +116,11 @@ class ProjectGroupDetailSerializer(ProjectGroupSerializer):
 
 
 class ProjectGroupCreateInput(InputSerializer):
+    # the slug comes from `slug`, else from `name` (slugified): one of them needs a letter or digit
+    schema_extra = {"anyOf": [{"required": ["slug"]}, {"properties": {"name": {"pattern": "[A-Za-z0-9]"}}}]}
     name = serializers.CharField(max_length=100)
-    slug = serializers.SlugField(max_length=64, required=False)
+    slug = field_with_schema({"type": "string", "maxLength": 64, "pattern": "^[-_]*[A-Za-z0-9][-A-Za-z0-9_]*$"},
+                             base=serializers.SlugField)(max_length=64, required=False)
 
 
 class TemplateSerializer(serializers.Serializer):
@@ -140,8 +152,9 @@ class ProjectListView(PlatformView):
 
     @endpoint(scope="admin", status=201, request=ProjectCreateInput, response=ProjectSerializer,
               summary="Create a project from a Git repository",
-              description="`gitUrl` (checked with `git ls-remote`: unreadable → 400 `git_unreachable` with git's "
-                          "reason, nothing created) or `provider` + `repo` through a Git provider connection.")
+              description="`gitUrl` (https; checked by the outbound guard and `git ls-remote`: refused or "
+                          "unreadable → 400 `git_unreachable` with one generic message, nothing created) or "
+                          "`provider` + `repo` through a Git provider connection.")
     def post(self, request, org_id):
         values = _valid(ProjectCreateInput, request)
         project = project_services.project_create_from_git(workspace=self.workspace, actor=request.user, ip=self.ip,

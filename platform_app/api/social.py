@@ -1,10 +1,9 @@
 """Social sign-in through idp (OpenID Connect), git-a and git-b (OAuth)."""
-from drf_spectacular.utils import OpenApiParameter
 from rest_framework.response import Response
 
 from platform_app.api.auth import _user_agent
 from platform_app.api.base import PlatformView, endpoint
-from platform_app.api.git import CALLBACK, UrlSerializer, provider_error, redirect_uri
+from platform_app.api.git import CALLBACK, RETURN_TO, UrlSerializer, provider_error, redirect_uri
 from platform_app.api.serializers import AuthResultSerializer
 from platform_app.providers import git_host
 from platform_app.providers.oidc import OidcProvider
@@ -16,8 +15,9 @@ from platform_app.services.social import identity_sign_in
 class SignInStartView(PlatformView):
     provider = ""
 
-    @endpoint(public=True, response=UrlSerializer, summary="Start social sign-in (answers the provider URL)",
-              parameters=[OpenApiParameter("returnTo", str)])
+    @endpoint(public=True, response=UrlSerializer, errors=(503,),
+              summary="Start social sign-in (answers the provider URL)",
+              parameters=[RETURN_TO])
     def get(self, request):
         return_to = request.query_params.get("returnTo", "")
         if self.provider == "idp":

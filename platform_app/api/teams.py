@@ -50,7 +50,7 @@ class MemberSerializer(serializers.ModelSerializer):
 
 
 class MemberUpdateInput(InputSerializer):
-    role = serializers.CharField(help_text="owner, admin, developer, viewer or billing")
+    role = serializers.ChoiceField(choices=Role.choices, help_text="owner, admin, developer, viewer or billing")
 
 
 class InvitationSerializer(serializers.ModelSerializer):
@@ -74,7 +74,8 @@ class InvitationSerializer(serializers.ModelSerializer):
 
 class InvitationCreateInput(InputSerializer):
     email = serializers.EmailField()
-    role = serializers.CharField(default=Role.DEVELOPER, help_text="owner, admin, developer, viewer or billing")
+    role = serializers.ChoiceField(choices=Role.choices, default=Role.DEVELOPER,
+                                   help_text="owner, admin, developer, viewer or billing")
 
 
 class AcceptedSerializer(serializers.Serializer):

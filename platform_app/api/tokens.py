@@ -1,4 +1,6 @@
 """API tokens: the caller's own (`/v1/user/tokens`) and a workspace's (`O/api-tokens`)."""
+from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -7,14 +9,45 @@ from platform_app.api.base import InputSerializer, PlatformView, cursor_page, en
 from platform_app.api.serializers import ApiTokenCreatedSerializer, ApiTokenSerializer
 from platform_app.models import ApiToken
 from platform_app.services import tokens as token_services
+from platform_app.services.scopes import ALL_SCOPES
 from platform_app.services.workspaces import workspace_for_member
+
+
+def _up_to(n: int) -> str:
+    """A regular expression of the whole numbers 1..n (no leading zero)."""
+    s, parts = str(n), []
+    if len(s) > 1:
+        parts.append(rf"[1-9]\d{{0,{len(s) - 2}}}")
+    for i, digit in enumerate(s):
+        low = 1 if i == 0 else 0
+        if int(digit) > low:
+            parts.append(f"{s[:i]}[{low}-{int(digit) - 1}]" + (rf"\d{{{len(s) - i - 1}}}" if i < len(s) - 1 else ""))
+    return "|".join([*parts, s])
+
+
+def _expires_pattern() -> str:
+    days = settings.API_TOKEN_MAX_DAYS
+    units = {"m": days * 1440, "h": days * 24, "d": days, "w": days // 7}
+    return "^(" + "|".join(f"(?:{_up_to(limit)}){unit}" for unit, limit in units.items() if limit) + ")?$"
+
+
+@extend_schema_field({"oneOf": [
+    {"type": "string", "pattern": rf"^ *({'|'.join(ALL_SCOPES)})( *, *({'|'.join(ALL_SCOPES)}))* *$"},
+    {"type": "array", "minItems": 1, "items": {"type": "string", "enum": list(ALL_SCOPES)}}]})
+class ScopesField(serializers.JSONField):
+    """`"read,deploy"` or `["read", "deploy"]` (parse_scopes checks it)."""
+
+
+@extend_schema_field({"type": "string", "nullable": True, "pattern": _expires_pattern()})
+class ExpiresField(serializers.CharField):
+    """`30m`, `12h`, `90d`, `2w` up to API_TOKEN_MAX_DAYS, blank or null (parse_expires checks it)."""
 
 
 class TokenCreateInput(InputSerializer):
     name = serializers.CharField(max_length=100)
-    scopes = serializers.JSONField(help_text='"read,deploy" or ["read", "deploy"]')
-    expires = serializers.CharField(required=False, allow_null=True, allow_blank=True, default=None,
-                                    help_text="30m, 12h, 90d, 2w or null (never)")
+    scopes = ScopesField(help_text='"read,deploy" or ["read", "deploy"]')
+    expires = ExpiresField(required=False, allow_null=True, allow_blank=True, default=None,
+                           help_text=f"30m, 12h, 90d, 2w (at most {settings.API_TOKEN_MAX_DAYS} days) or null (never)")
     org_id = serializers.CharField(required=False, allow_null=True, default=None,
                                    help_text="Bind to one workspace (id or slug); null: all of yours.")
 
@@ -45,7 +78,7 @@ class UserTokenListView(PlatformView):
         return cursor_page(request, ApiToken.objects.filter(user=request.user, revoked_at__isnull=True),
                            ApiTokenSerializer)
 
-    @endpoint(scope="admin", status=201, request=TokenCreateInput, response=ApiTokenCreatedSerializer,
+    @endpoint(scope="admin", status=201, request=TokenCreateInput, response=ApiTokenCreatedSerializer, errors=(404,),
               summary="Create an API token", description="The plain `token` is in this response only.")
     def post(self, request):
         return _create(self, request, None)

@@ -8,3 +8,4 @@ from .deployments import *  # noqa: F401,F403
 from .teams import *  # noqa: F401,F403  invitations
 from .git import *  # noqa: F401,F403  provider connections, linked identities
 from .env import *  # noqa: F401,F403  environments, env vars, secret findings, preview protection
+from .throttle import *  # noqa: F401,F403  attempt counters (sign-in, MFA, preview passwords)

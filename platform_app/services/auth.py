@@ -15,11 +15,11 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from config import ratelimit
 from config.errors import Conflict, Unauthenticated, ValidationFailed
 from platform_app.choices import SessionKind
 from platform_app.models import AuthSession, RefreshToken
 from platform_app.services.keys import sha256_hex, token_issue
+from platform_app.services.throttle import Admission, Limit, address_key, attempt_admit, attempt_succeeded
 
 User = get_user_model()
 
@@ -58,32 +58,33 @@ def user_sign_up(*, email: str, password: str, name: str = "") -> "User":
 
 # Brute force -----------------------------------------------------------------
 
-def _failure_keys(email: str, ip: str) -> list[tuple[str, int]]:
-    return [(f"signin:acct:{email.lower()}", settings.AUTH_FAILURES_PER_ACCOUNT),
-            (f"signin:ip:{ip}", settings.AUTH_FAILURES_PER_IP)]
+SIGN_IN_REFUSED = "Too many failed sign-in attempts; try again later."
 
 
-def sign_in_guard(*, email: str, ip: str) -> None:
-    """429 before checking anything when the account or the IP has failed too often."""
-    for key, limit in _failure_keys(email, ip):
-        ratelimit.check(key, limit, settings.AUTH_FAILURE_WINDOW_SECONDS,
-                        "Too many failed sign-in attempts; try again later.")
+def sign_in_limits(*, email: str, ip: str) -> list[Limit]:
+    """Per (account, address) a hard limit, per account a slowing ceiling, per address a hard ceiling."""
+    email, addr, window = (email or "").strip().lower(), address_key(ip), settings.AUTH_FAILURE_WINDOW_SECONDS
+    return [
+        Limit(f"signin:pair:{email}|{addr}", settings.AUTH_FAILURES_PER_ACCOUNT_AND_IP, window, reset_on_success=True),
+        Limit(f"signin:acct:{email}", settings.AUTH_FAILURES_PER_ACCOUNT, window, slow=True),
+        Limit(f"signin:ip:{addr}", settings.AUTH_FAILURES_PER_IP, window),
+    ]
 
 
-def sign_in_failed(*, email: str, ip: str) -> None:
-    for key, _ in _failure_keys(email, ip):
-        ratelimit.hit(key, settings.AUTH_FAILURE_WINDOW_SECONDS)
+def sign_in_guard(*, email: str, ip: str) -> Admission:
+    """Count this attempt before the password is checked; 429 (nothing counted) when a limit refuses it."""
+    return attempt_admit(limits=sign_in_limits(email=email, ip=ip), message=SIGN_IN_REFUSED)
 
 
 def user_authenticate(*, email: str, password: str, ip: str) -> "User":
     """Check credentials with brute-force limits; the same error for unknown email and wrong password."""
-    sign_in_guard(email=email, ip=ip)
+    admission = sign_in_guard(email=email, ip=ip)
     user = User.objects.filter(email__iexact=(email or "").strip()).first()
     if user is None:
         User().set_password(password)  # same work either way: no timing oracle for emails
     if user is None or not user.check_password(password) or not user.is_active:
-        sign_in_failed(email=email, ip=ip)
         raise Unauthenticated("Email or password is incorrect.", code="invalid_credentials")
+    attempt_succeeded(admission=admission)
     return user
 
 
@@ -180,16 +181,20 @@ def session_active(session_id: str) -> AuthSession:
     return session
 
 
-@transaction.atomic
 def password_change(*, user, current_password: str, new_password: str, keep_session: AuthSession | None,
                     ip: str = "") -> None:
-    """Change a password (current one required) and sign out every other session."""
-    sign_in_guard(email=user.email, ip=ip)
+    """Change a password (current one required, counted like a sign-in) and sign out every other session."""
+    admission = sign_in_guard(email=user.email, ip=ip)  # committed on its own: a refusal below keeps the count
     if not user.check_password(current_password or ""):
-        sign_in_failed(email=user.email, ip=ip)
         raise ValidationFailed("The current password is incorrect.", code="invalid_current_password",
                                details={"currentPassword": ["Incorrect."]})
+    attempt_succeeded(admission=admission)
     password_check_strength(new_password, user)
+    _password_set(user=user, new_password=new_password, keep_session=keep_session)
+
+
+@transaction.atomic
+def _password_set(*, user, new_password: str, keep_session: AuthSession | None) -> None:
     user.set_password(new_password)
     user.save(update_fields=["password"])
     sessions_revoke_all(user=user, keep=keep_session, reason="password_changed")

@@ -100,7 +100,8 @@ def deployment_build(*, deployment_id: str) -> str:
     """The whole pipeline; returns the final status. Idempotent: only a queued deployment is built."""
     from platform_app.services.detection import detect
     from platform_app.services.env import env_resolve, env_snapshot
-    from platform_app.services.git_cli import git_clone
+    from platform_app.services.git_cli import git_clone, git_ls_remote
+    from platform_app.services.git_urls import git_remote_for_project
 
     deployment = _claim(deployment_id)
     if deployment is None:
@@ -110,10 +111,14 @@ def deployment_build(*, deployment_id: str) -> str:
     scratch = Path(tempfile.mkdtemp(prefix=f"{deployment.pk}-", dir=settings.BUILD_ROOT))
     deadline = time.monotonic() + settings.BUILD_TIMEOUT_SECONDS
     try:
-        source = project.git_url or f"{project.git_provider}:{project.git_repo}"
-        log_append(deployment, f"Cloning {source} at {deployment.branch}", stream="system")
         try:
-            sha = git_clone(clone_url(project), branch=deployment.branch, dest=scratch / "src",
+            # Checked again at every build: a hosted path must stay inside the workspace's folder, and a
+            # remote name may resolve elsewhere than when the project was created.
+            remote = git_remote_for_project(project)
+            log_append(deployment, f"Cloning {remote.label} at {deployment.branch}", stream="system")
+            if deployment.branch not in git_ls_remote(remote).branches:
+                raise BuildFailed(f"git clone failed: the repository has no branch `{deployment.branch}`.")
+            sha = git_clone(remote, branch=deployment.branch, dest=scratch / "src",
                             timeout=settings.BUILD_TIMEOUT_SECONDS)
         except ApplicationError as exc:
             raise BuildFailed(f"git clone failed: {exc.message}")
@@ -153,16 +158,6 @@ def deployment_build(*, deployment_id: str) -> str:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def clone_url(project) -> str:
-    """A plain URL as given, or a provider repository through the workspace's connection (the token is
-    never stored on the project)."""
-    if project.git_url:
-        return project.git_url
-    from platform_app.services.git_connections import clone_url_for
-
-    return clone_url_for(workspace=project.workspace, provider=project.git_provider, repo=project.git_repo)
-
-
 def _scan(project, deployment, repo_dir, sha):
     from platform_app.services.secret_scan import secret_scan_run
 
@@ -174,9 +169,9 @@ def _scan(project, deployment, repo_dir, sha):
 @transaction.atomic
 def _finish_ready(deployment, artifact: Path, framework: str, snapshot: dict) -> str:
     row = Deployment.objects.select_for_update().get(pk=deployment.pk)
-    if row.status == S.CANCELED:
+    if row.status != S.BUILDING:  # canceled, or ended by the reaper meanwhile: that outcome stands
         shutil.rmtree(artifact, ignore_errors=True)
-        return S.CANCELED
+        return row.status
     now = timezone.now()
     row.status, row.ready_at, row.finished_at = S.READY, now, now
     row.artifact_path, row.framework, row.snapshot = str(artifact.relative_to(settings.ARTIFACT_ROOT)), framework, snapshot
@@ -192,8 +187,8 @@ def _finish_error(deployment, message: str) -> str:
     log_append(deployment, f"Error: {message}", stream="system")
     with transaction.atomic():
         row = Deployment.objects.select_for_update().get(pk=deployment.pk)
-        if row.status == S.CANCELED:
-            return S.CANCELED
+        if row.status != S.BUILDING:
+            return row.status
         row.status, row.error_message, row.finished_at = S.ERROR, message[:2000], timezone.now()
         row.save(update_fields=["status", "error_message", "finished_at"])
     event_add(row, "error", message)

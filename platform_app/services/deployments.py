@@ -1,16 +1,23 @@
 """Deployments: trigger, cancel, events, logs, URLs. The build itself is in services/builds.py."""
+import logging
+import threading
+import time
+from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from config.errors import Conflict, NotFound, ValidationFailed
+from config.jobs import enqueue, publish
 from platform_app.models import Deployment, DeploymentEvent, LogLine
 from platform_app.services.audit import audit_record
 
 S = Deployment.Status
+logger = logging.getLogger(__name__)
 
 
 def short_id(deployment) -> str:
@@ -76,7 +83,7 @@ def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key) -> De
 
     from platform_app.tasks.deployments import deployment_build
 
-    transaction.on_commit(lambda: deployment_build.delay(deployment.pk))
+    enqueue(deployment_build, deployment.pk)  # on commit; a broker outage leaves it to deployments_requeue_stale
     return deployment
 
 
@@ -105,20 +112,101 @@ def deployment_cancel(*, workspace, deployment_id: str, actor=None) -> Deploymen
 
 
 def queue_position(deployment) -> int | None:
-    if deployment.status != S.QUEUED:
-        return None
-    return Deployment.objects.filter(status=S.QUEUED, created_at__lt=deployment.created_at).count() + 1
+    from platform_app.services.listings import queue_positions
+
+    return queue_positions(deployments=[deployment])[deployment.pk]
+
+
+def _lease_key(deployment_id: str) -> str:
+    return f"build-lease:{deployment_id}"
+
+
+def deployment_lease_renew(*, deployment_id: str) -> None:
+    """The build's heartbeat, renewed by the process running it. The lease is in the cache (Redis in production,
+    shared by every worker); losing a renewal to a cache outage only delays it."""
+    try:
+        cache.set(_lease_key(deployment_id), time.time(),
+                  timeout=settings.BUILD_TIMEOUT_SECONDS + 4 * settings.BUILD_LEASE_SECONDS)
+    except Exception as exc:  # noqa: BLE001 - the reaper does not judge leases it cannot read either
+        logger.warning("Could not renew the build lease of %s: %s", deployment_id, exc)
+
+
+@contextmanager
+def deployment_lease(*, deployment_id: str):
+    """Keep renewing the lease from a background thread while the block runs: a worker killed mid-build stops
+    renewing, whatever step the build was in."""
+    stop = threading.Event()
+    interval = max(0.2, settings.BUILD_LEASE_SECONDS / 5)
+
+    def renew():
+        while not stop.wait(interval):
+            deployment_lease_renew(deployment_id=deployment_id)
+
+    deployment_lease_renew(deployment_id=deployment_id)
+    thread = threading.Thread(target=renew, name=f"lease-{deployment_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+
+
+def _lease_lost(deployment_id: str) -> bool:
+    """True when the build's lease is older than BUILD_LEASE_SECONDS. A lease the cache does not hold (the cache
+    was emptied, or the worker died before its first renewal) is started now, so it is judged one lease later."""
+    now = time.time()
+    try:
+        if cache.add(_lease_key(deployment_id), now, timeout=settings.BUILD_TIMEOUT_SECONDS):
+            return False
+        renewed = cache.get(_lease_key(deployment_id))
+    except Exception:  # noqa: BLE001 - cache down: only the fixed age below can end a build
+        return False
+    return renewed is not None and now - float(renewed) > settings.BUILD_LEASE_SECONDS
+
+
+def _reap(deployment, message: str, event: str) -> bool:
+    ended = Deployment.objects.filter(pk=deployment.pk, status=deployment.status).update(
+        status=S.ERROR, finished_at=timezone.now(), error_message=message)
+    if ended:
+        event_add(deployment, "error", event)
+    return bool(ended)
 
 
 def deployments_reap_stuck() -> int:
-    """Builds past their limit (a killed worker) end in error instead of building forever."""
+    """A build whose worker died (its lease went stale) or that ran past BUILD_STUCK_AFTER_SECONDS ends in
+    error instead of building forever. Only a row still in the state it was read in is ended."""
     cutoff = timezone.now() - timedelta(seconds=settings.BUILD_STUCK_AFTER_SECONDS)
-    stuck = list(Deployment.objects.filter(status__in=[S.BUILDING, S.DEPLOYING], started_at__lt=cutoff))
-    for deployment in stuck:
-        Deployment.objects.filter(pk=deployment.pk).update(status=S.ERROR, finished_at=timezone.now(),
-                                                           error_message="The build stopped reporting and was ended.")
-        event_add(deployment, "error", "reaped: no progress past the build limit")
-    return len(stuck)
+    running = Deployment.objects.filter(status__in=[S.BUILDING, S.DEPLOYING]).only("pk", "status", "started_at")
+    reaped = 0
+    for deployment in running:
+        if deployment.started_at and deployment.started_at < cutoff:
+            reaped += _reap(deployment, "The build stopped reporting and was ended.",
+                            "reaped: no progress past the build limit")
+        elif deployment.status == S.BUILDING and _lease_lost(deployment.pk):
+            reaped += _reap(deployment, "The worker running the build stopped (no heartbeat); trigger it again.",
+                            f"reaped: no heartbeat for {settings.BUILD_LEASE_SECONDS:g}s")
+    return reaped
+
+
+def deployments_requeue_stale() -> int:
+    """Enqueue again the builds of deployments still queued BUILD_REQUEUE_AFTER_SECONDS after they were
+    triggered: their job may never have reached the broker. A second delivery is harmless (only a queued
+    deployment is claimed); the cache keeps it to one publish per deployment per period."""
+    from platform_app.tasks.deployments import deployment_build
+
+    period = settings.BUILD_REQUEUE_AFTER_SECONDS
+    cutoff = timezone.now() - timedelta(seconds=period)
+    stale = Deployment.objects.filter(status=S.QUEUED, created_at__lt=cutoff).order_by("created_at")
+    sent = 0
+    for pk in stale.values_list("pk", flat=True)[:500]:
+        try:
+            if not cache.add(f"build-requeued:{pk}", 1, timeout=period):
+                continue
+        except Exception:  # noqa: BLE001 - without the cache a duplicate publish is the lesser harm
+            pass
+        sent += publish(deployment_build, (pk,))
+    return sent
 
 
 @transaction.atomic
@@ -146,12 +234,9 @@ def deployment_rollback(*, project, deployment_id: str | None, actor=None, ip: s
 
 def needs_redeploy(deployment) -> bool:
     """A ready deployment whose environment variables changed since it was built."""
-    from platform_app.services.env import env_snapshot
+    from platform_app.services.listings import redeploy_flags
 
-    built = ((deployment.snapshot or {}).get("env") or {}).get("hash")
-    if deployment.status != S.READY or not built:
-        return False
-    return env_snapshot(project=deployment.project, environment=deployment.env, branch=deployment.branch)["hash"] != built
+    return redeploy_flags(deployments=[deployment])[deployment.pk]
 
 
 def log_channel(deployment_id: str) -> str:

@@ -247,8 +247,13 @@ def env_import(*, project, dotenv: str, targets: list[str], type: str, actor=Non
 def env_resolve_detailed(*, project, environment: str, branch: str | None) -> list[tuple[EnvVar, str]]:
     """(variable, source) pairs a deployment gets; a branch-specific value wins over the general one."""
     slots = EnvVarSlot.objects.filter(project=project, target=environment, branch__in=["", branch or ""])
+    return slots_choose(slots.select_related("env_var"), branch)
+
+
+def slots_choose(slots, branch: str | None) -> list[tuple[EnvVar, str]]:
+    """The resolution rule over one (project, environment)'s slots, which may hold other branches' too."""
     chosen = {}
-    for slot in slots.select_related("env_var").order_by("branch"):
+    for slot in sorted((s for s in slots if s.branch in ("", branch or "")), key=lambda s: s.branch):
         chosen[slot.key] = (slot.env_var, "branch" if slot.branch else "general")  # "" sorts first: branch overrides
     return [chosen[k] for k in sorted(chosen)]
 
@@ -262,5 +267,8 @@ def env_resolve(*, project, environment: str, branch: str | None) -> dict[str, s
 def env_snapshot(*, project, environment: str, branch: str | None) -> dict:
     """Names and a hash of the values: what a deployment records it was built with."""
     resolved = env_resolve(project=project, environment=environment, branch=branch)
-    digest = hashlib.sha256("\n".join(f"{k}={v}" for k, v in sorted(resolved.items())).encode()).hexdigest()
-    return {"names": sorted(resolved), "hash": digest}
+    return {"names": sorted(resolved), "hash": env_hash(resolved)}
+
+
+def env_hash(resolved: dict[str, str]) -> str:
+    return hashlib.sha256("\n".join(f"{k}={v}" for k, v in sorted(resolved.items())).encode()).hexdigest()

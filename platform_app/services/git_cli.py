@@ -1,8 +1,10 @@
 """The git command line, run safely: no shell, a clean environment, a timeout.
 
-Any URL the git CLI accepts works (https, ssh, file://). Prompts are disabled so an
-unreadable repository fails fast with git's own reason instead of hanging.
+Which repositories git may read, and how it is pinned to them, is decided in `git_urls`: functions
+reading a repository take a `GitRemote` from there, never a raw URL. Prompts are disabled so an unreadable
+repository fails fast; git's own reason goes to the server log, never into an API answer.
 """
+import logging
 import os
 import subprocess
 from dataclasses import dataclass, field
@@ -10,7 +12,10 @@ from pathlib import Path
 
 from django.conf import settings
 
-from config.errors import ApplicationError, ValidationFailed
+from config.errors import ValidationFailed
+from platform_app.services.git_urls import GitRemote, GitUnreachable
+
+logger = logging.getLogger("platform.git")
 
 
 @dataclass
@@ -22,10 +27,13 @@ class RepoInfo:
     head_commit: str | None = None
 
 
-class GitCommandFailed(ApplicationError):
-    """A git command failed; the message is git's own reason (last stderr lines)."""
+class GitCommandFailed(Exception):
+    """A git command failed; the message is git's own reason (last stderr lines), for the log only: it
+    may name server paths and addresses."""
 
-    status, code = 400, "git_failed"
+    def __init__(self, message: str):
+        self.message = message
+        super().__init__(message)
 
 
 def _git_env() -> dict:
@@ -36,10 +44,11 @@ def _git_env() -> dict:
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_ASKPASS": "/bin/false",
         "SSH_ASKPASS": "/bin/false",
-        "GIT_SSH_COMMAND": "ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new",
+        # Neither the host's nor the user's git configuration (proxies, insteadOf, helpers) applies.
         "GIT_CONFIG_NOSYSTEM": "1",
-        # ext:: runs arbitrary commands; never allow it whatever the URL says.
-        "GIT_ALLOW_PROTOCOL": "file:git:http:https:ssh",
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        # Local repositories only, unless a GitRemote says otherwise; ext:: and ssh never.
+        "GIT_ALLOW_PROTOCOL": "file",
         "LC_ALL": "C",
     }
 
@@ -65,37 +74,14 @@ def run_git(args: list[str], *, cwd: Path | None = None, timeout: int | None = N
     return done.stdout
 
 
-def _check_url(url: str) -> str:
-    url = (url or "").strip()
-    # An argument starting with "-" would be read by git as an option.
-    if not url or url.startswith("-") or any(c in url for c in "\n\r\0"):
-        raise ValidationFailed("Not a repository URL.", code="git_unreachable", details={"url": ["Invalid URL."]})
-    return url
-
-
-def user_url_check(url: str) -> str:
-    """A repository URL given by a user: refuses local repositories unless GIT_ALLOW_LOCAL_URLS."""
-    url = _check_url(url)
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    # No scheme and no scp-style "host:path" means a path on this server.
-    is_local = scheme == "file" or (not scheme and (":" not in url.split("/", 1)[0]))
-    if scheme in ("ext", "fd"):
-        raise ValidationFailed("This kind of repository URL is not allowed.", code="git_unreachable",
-                               details={"url": ["Unsupported transport."]})
-    if is_local and not settings.GIT_ALLOW_LOCAL_URLS:
-        raise ValidationFailed("Repositories on the platform's own disk cannot be used here.",
-                               code="git_unreachable", details={"url": ["Local repositories are not allowed."]})
-    return url
-
-
-def git_ls_remote(url: str) -> RepoInfo:
-    """Default branch, branches and head commit of a remote repository (400 `git_unreachable`)."""
-    url = _check_url(url)
+def git_ls_remote(remote: GitRemote) -> RepoInfo:
+    """Default branch, branches and head commit of a repository (400 `git_unreachable`, git's reason logged)."""
     try:
-        out = run_git(["ls-remote", "--symref", "--", url])
+        out = run_git(["ls-remote", "--symref", "--", remote.url], timeout=settings.GIT_LS_REMOTE_TIMEOUT_SECONDS,
+                      extra_env=remote.env)
     except GitCommandFailed as exc:
-        raise ValidationFailed(f"git cannot read this repository: {exc.message}", code="git_unreachable",
-                               details={"url": [exc.message]})
+        logger.warning("git ls-remote of %s failed: %s", remote.label, exc.message)
+        raise GitUnreachable()
     default_branch, branches, refs = None, [], {}
     for line in out.splitlines():
         left, _, ref = line.partition("\t")
@@ -112,13 +98,28 @@ def git_ls_remote(url: str) -> RepoInfo:
     return RepoInfo(default_branch=default_branch, branches=sorted(branches), head_commit=head)
 
 
-def git_clone(url: str, *, branch: str, dest: Path, timeout: int, depth: int | None = 1) -> str:
-    """Clone `branch` of `url` into `dest` (shallow by default); return the checked-out commit sha."""
-    url = _check_url(url)
-    if not branch or branch.startswith("-"):
+def git_branch_check(info: RepoInfo, branch: str) -> str:
+    """`branch` if the repository has it; 400 naming the missing branch otherwise."""
+    if not branch or branch.startswith("-") or branch not in info.branches:
+        raise ValidationFailed(f"The repository has no branch `{branch}`.", code="git_branch_not_found",
+                               details={"branch": ["Unknown branch."]})
+    return branch
+
+
+def git_clone(remote: GitRemote, *, branch: str | None, dest: Path, timeout: int, depth: int | None = 1,
+              checkout: bool = True) -> str:
+    """Clone `branch` (None: every branch) of `remote` into `dest`, shallow by default; return HEAD's sha.
+    Any failure is 400 `git_unreachable`; git's reason goes to the log only."""
+    if branch is not None and (not branch or branch.startswith("-")):
         raise ValidationFailed("Not a branch name.", details={"branch": ["Invalid branch."]})
-    args = ["clone", "--quiet", "--single-branch", "--branch", branch]
+    args = ["clone", "--quiet"] + ([] if checkout else ["--no-checkout"])
+    if branch is not None:
+        args += ["--single-branch", "--branch", branch]
     if depth:
         args += ["--depth", str(depth)]
-    run_git([*args, "--", url, str(dest)], timeout=timeout)
-    return run_git(["rev-parse", "HEAD"], cwd=dest, timeout=timeout).strip()
+    try:
+        run_git([*args, "--", remote.url, str(dest)], timeout=timeout, extra_env=remote.env)
+        return run_git(["rev-parse", "HEAD"], cwd=dest, timeout=timeout).strip()
+    except GitCommandFailed as exc:
+        logger.warning("git clone of %s failed: %s", remote.label, exc.message)
+        raise GitUnreachable()

@@ -33,18 +33,24 @@ def tags_for(artifact_root, path: str) -> list[str]:
 
 
 def cached(deployment_id: str, path: str) -> dict | None:
-    return cache.get(_key(deployment_id, path))
+    try:
+        return cache.get(_key(deployment_id, path))
+    except Exception:  # noqa: BLE001 - cache unreachable: a miss, the edge serves from the artifact
+        return None
 
 
 def store(deployment_id: str, path: str, *, status: int, content_type: str, body: bytes, cache_control: str,
           tags: list[str]) -> None:
     if "no-store" in cache_control or "private" in cache_control or len(body) > settings.EDGE_CACHE_MAX_BYTES:
         return
-    cache.set(_key(deployment_id, path), {"status": status, "content_type": content_type, "body": body,
-                                          "cache_control": cache_control}, TTL)
-    index = cache.get(_index_key(deployment_id)) or {}
-    index[path] = tags
-    cache.set(_index_key(deployment_id), index, TTL)
+    try:
+        cache.set(_key(deployment_id, path), {"status": status, "content_type": content_type, "body": body,
+                                              "cache_control": cache_control}, TTL)
+        index = cache.get(_index_key(deployment_id)) or {}
+        index[path] = tags
+        cache.set(_index_key(deployment_id), index, TTL)
+    except Exception:  # noqa: BLE001 - cache unreachable: the response is simply not kept
+        pass
 
 
 def revalidate(*, project, paths: list[str], tags: list[str]) -> dict:

@@ -8,8 +8,8 @@ from django.conf import settings
 from django.db import transaction
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from config import ratelimit
 from config.errors import NotFound, Unauthenticated, ValidationFailed
+from platform_app.services.throttle import Admission, Limit, address_key, attempt_admit, attempt_succeeded
 
 
 def factors_confirmed(user):
@@ -57,16 +57,32 @@ def _verify(device: TOTPDevice, code: str) -> bool:
     return device.verify_token(code)
 
 
-@transaction.atomic
 def totp_enrol_confirm(*, user, factor_id: str | None, code: str, ip: str = "") -> TOTPDevice:
-    qs = TOTPDevice.objects.select_for_update().filter(user=user, confirmed=False)
-    device = factor_get(user=user, factor_id=factor_id) if factor_id else qs.order_by("-pk").first()
-    if device is None or device.confirmed:
+    # the attempt is counted in its own transaction first: a wrong code must not roll the count back
+    if _pending(user=user, factor_id=factor_id).first() is None:
         raise NotFound("No pending TOTP enrolment; start one first.")
-    _guard(user, ip)
-    if not _verify(device, code):
-        _failed(user, ip)
+    admission = code_attempt_admit(user=user, ip=ip)
+    device = _confirm(user=user, factor_id=factor_id, code=code)
+    if device is None:
         raise ValidationFailed("The code is not valid.", code="invalid_code", details={"code": ["Invalid code."]})
+    attempt_succeeded(admission=admission)
+    return device
+
+
+def _pending(*, user, factor_id: str | None):
+    qs = TOTPDevice.objects.filter(user=user, confirmed=False)
+    if factor_id:
+        return qs.filter(pk=factor_get(user=user, factor_id=factor_id).pk)
+    return qs.order_by("-pk")
+
+
+@transaction.atomic
+def _confirm(*, user, factor_id: str | None, code: str) -> TOTPDevice | None:
+    device = _pending(user=user, factor_id=factor_id).select_for_update().first()
+    if device is None:
+        raise NotFound("No pending TOTP enrolment; start one first.")
+    if not _verify(device, code):
+        return None
     device.confirmed = True
     device.save(update_fields=["confirmed"])
     return device
@@ -76,16 +92,14 @@ def factor_delete(*, user, factor_id: str) -> None:
     factor_get(user=user, factor_id=factor_id).delete()
 
 
-def _guard(user, ip):
-    window = settings.AUTH_FAILURE_WINDOW_SECONDS
-    ratelimit.check(f"mfa:acct:{user.pk}", settings.AUTH_FAILURES_PER_ACCOUNT, window, "Too many wrong codes; try again later.")
-    ratelimit.check(f"mfa:ip:{ip}", settings.AUTH_FAILURES_PER_IP, window, "Too many wrong codes; try again later.")
-
-
-def _failed(user, ip):
-    window = settings.AUTH_FAILURE_WINDOW_SECONDS
-    ratelimit.hit(f"mfa:acct:{user.pk}", window)
-    ratelimit.hit(f"mfa:ip:{ip}", window)
+def code_attempt_admit(*, user, ip: str) -> Admission:
+    """Count an MFA code attempt before checking it, with the sign-in rule (docs/auth.md); 429 past a limit."""
+    addr, window = address_key(ip), settings.AUTH_FAILURE_WINDOW_SECONDS
+    return attempt_admit(limits=[
+        Limit(f"mfa:pair:{user.pk}|{addr}", settings.AUTH_FAILURES_PER_ACCOUNT_AND_IP, window, reset_on_success=True),
+        Limit(f"mfa:acct:{user.pk}", settings.AUTH_FAILURES_PER_ACCOUNT, window, slow=True),
+        Limit(f"mfa:ip:{addr}", settings.AUTH_FAILURES_PER_IP, window),
+    ], message="Too many wrong codes; try again later.")
 
 
 def sign_in_second_factor(*, user, totp_code: str | None, ip: str = "") -> None:
@@ -95,7 +109,7 @@ def sign_in_second_factor(*, user, totp_code: str | None, ip: str = "") -> None:
         return
     if not totp_code:
         raise Unauthenticated("This account requires a TOTP code (totpCode).", code="mfa_required")
-    _guard(user, ip)
+    admission = code_attempt_admit(user=user, ip=ip)
     if not any(_verify(d, totp_code) for d in devices):
-        _failed(user, ip)
         raise Unauthenticated("The TOTP code is not valid.", code="invalid_totp")
+    attempt_succeeded(admission=admission)

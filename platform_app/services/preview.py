@@ -8,9 +8,9 @@ from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.html import escape
 
-from config import ratelimit
 from config.errors import Unauthenticated, ValidationFailed
 from platform_app.models import Membership, PreviewProtection
+from platform_app.services.throttle import Limit, address_key, attempt_admit, attempt_succeeded
 
 SALT = "preview-protection"
 
@@ -42,14 +42,18 @@ def protection_set(*, project, mode: str, password: str | None, actor=None) -> P
 
 
 def preview_verify(*, project, password: str, ip: str) -> str:
-    """Check the password (rate limited per project and IP); returns the signed cookie value."""
-    key = f"preview:{project.pk}:{ip}"
-    ratelimit.check(key, settings.PREVIEW_ATTEMPTS_PER_WINDOW, settings.PREVIEW_ATTEMPT_WINDOW_SECONDS,
-                    "Too many password attempts; try again later.")
+    """Check the password; returns the signed cookie value. Attempts are counted before the check, per
+    (project, address) with a hard limit and per project with a slowing ceiling (docs/env.md)."""
+    window = settings.PREVIEW_ATTEMPT_WINDOW_SECONDS
+    admission = attempt_admit(limits=[
+        Limit(f"preview:pair:{project.pk}|{address_key(ip)}", settings.PREVIEW_ATTEMPTS_PER_WINDOW, window,
+              reset_on_success=True),
+        Limit(f"preview:project:{project.pk}", settings.PREVIEW_ATTEMPTS_PER_PROJECT, window, slow=True),
+    ], message="Too many password attempts; try again later.")
     protection = protection_of(project)
     if protection.mode != PreviewProtection.Mode.PASSWORD or not check_password(password, protection.password_hash):
-        ratelimit.hit(key, settings.PREVIEW_ATTEMPT_WINDOW_SECONDS)
         raise Unauthenticated("Wrong password.", code="invalid_password")
+    attempt_succeeded(admission=admission)
     return signing.dumps({"project": project.pk}, salt=SALT)
 
 

@@ -1,15 +1,15 @@
 """Projects: create from a Git repository, an image or a template; update; delete; auto-deploy status.
 
 A project slug is a DNS label unique across the platform (it names `<slug>.<DEPLOY_DOMAIN>`).
-A repository URL is checked with `git ls-remote` before anything is written: a URL git
-cannot read is 400 with git's reason and no project exists afterwards.
+A repository URL goes through the outbound guard (`git_urls`) and is read with `git ls-remote` before
+anything is written: a refused or unreadable URL is 400 `git_unreachable` with one generic message, and no
+project exists afterwards.
 """
 import re
 import secrets
 import shutil
 from pathlib import Path
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
@@ -17,7 +17,8 @@ from config.errors import Conflict, NotFound, ServiceUnavailable, ValidationFail
 from config.ids import new_id
 from platform_app.models import Project, ProjectGroup
 from platform_app.services.audit import audit_record
-from platform_app.services.git_cli import git_ls_remote, user_url_check
+from platform_app.services.git_cli import git_ls_remote
+from platform_app.services.git_urls import git_remote_for_provider, git_remote_for_url, hosted_repo_path
 from platform_app.services.templates import template_get, template_repo_create
 
 DNS_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
@@ -107,32 +108,33 @@ def _branch_of(info, requested: str | None) -> str:
     return info.default_branch or "main"
 
 
-@transaction.atomic
 def project_create_from_git(*, workspace, actor, name: str, git_url: str = "", provider: str = "", repo: str = "",
                             slug: str | None = None, production_branch: str | None = None, group_id=None,
                             ip: str = "", **build_settings) -> Project:
-    """A project built from a Git repository: a URL the git CLI reads, or `provider` + `repo` via a connection."""
+    """A project built from a Git repository: an https URL (the outbound guard decides), or `provider` +
+    `repo` via a connection. Never a path or `file://` URL on this server."""
     if provider or repo:
         if not (provider and repo):
             raise ValidationFailed("`provider` and `repo` go together.", details={"repo": ["Both are required."]})
         # Provider connections live in their own module; imported here so projects work without them.
         try:
-            from platform_app.services.git_connections import clone_url_for
+            remote = git_remote_for_provider(workspace=workspace, provider=provider, repo=repo)
         except ImportError:
             raise ServiceUnavailable("Git provider connections are not available on this server.",
                                      code="provider_not_configured")
-
-        clone_url = clone_url_for(workspace=workspace, provider=provider, repo=repo)
     elif git_url:
-        clone_url = git_url = user_url_check(git_url)
+        git_url = git_url.strip()
+        remote = git_remote_for_url(git_url)
     else:
         raise ValidationFailed("Give `gitUrl`, or `provider` and `repo`.", details={"git_url": ["Required."]})
-    info = git_ls_remote(clone_url)
+    info = git_ls_remote(remote)
     branch = _branch_of(info, production_branch)
-    # A provider project stores provider + repo, never a URL that may carry a credential.
-    return _insert(workspace=workspace, actor=actor, ip=ip, source=Project.Source.GIT, name=name, slug=slug,
-                   group_id=group_id, git_url="" if provider else git_url, git_provider=provider, git_repo=repo,
-                   production_branch=branch, **build_settings)
+    # The network is behind us: the transaction (a write lock on SQLite) covers only the rows.
+    with transaction.atomic():
+        # A provider project stores provider + repo, never a URL that may carry a credential.
+        return _insert(workspace=workspace, actor=actor, ip=ip, source=Project.Source.GIT, name=name, slug=slug,
+                       group_id=group_id, git_url="" if provider else git_url, git_provider=provider,
+                       git_repo=repo, production_branch=branch, **build_settings)
 
 
 @transaction.atomic
@@ -161,7 +163,7 @@ def project_create_from_template(*, workspace, actor, name: str, template: str, 
                            slug=slug, group_id=group_id, git_url=git_url, template=template,
                            production_branch="main", framework=starter["framework"])
     except Exception:
-        _remove_hosted_repo(git_url)
+        _remove_hosted_repo(git_url, workspace)
         raise
 
 
@@ -190,12 +192,9 @@ def project_update(*, project: Project, actor, ip: str = "", **changes) -> Proje
     return project
 
 
-def _remove_hosted_repo(git_url: str):
-    root = Path(settings.GIT_HOSTED_ROOT).resolve()
-    if not git_url.startswith("file://"):
-        return
-    path = Path(git_url.removeprefix("file://")).resolve()
-    if root in path.parents and path.suffix == ".git":
+def _remove_hosted_repo(git_url: str, workspace):
+    path = hosted_repo_path(git_url, workspace=workspace)
+    if path is not None and path.suffix == ".git":
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -208,7 +207,7 @@ def project_delete(*, project: Project, actor, ip: str = "") -> Project:
     project.delete()
     project.pk = pk
     if project.source == Project.Source.TEMPLATE:
-        transaction.on_commit(lambda: _remove_hosted_repo(git_url))
+        transaction.on_commit(lambda: _remove_hosted_repo(git_url, workspace))
     return project
 
 

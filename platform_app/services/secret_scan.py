@@ -6,15 +6,15 @@ secret hash) deduplicates across builds; an ignored finding stays ignored on the
 import hashlib
 import math
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import NotFound, ValidationFailed
+from config.errors import ApplicationError, NotFound, ValidationFailed
 from platform_app.models import SecretFinding
 
 # name, pattern (group "secret" is the value), extra check
@@ -130,19 +130,19 @@ def finding_ignore(*, project, finding_id: str, actor=None) -> SecretFinding:
 
 def _secret_at_commit(project, finding: SecretFinding) -> str:
     """Re-read the line at the finding's commit from the project's repository and extract the secret."""
-    from platform_app.services.builds import clone_url
+    from platform_app.services.git_cli import GitCommandFailed, git_clone, run_git
+    from platform_app.services.git_urls import git_remote_for_project
 
     if not (project.git_url or project.git_provider) or not finding.commit_sha or finding.file == "(build log)":
         raise ValidationFailed("This finding cannot be imported: its repository content is not reachable.",
                                code="not_importable")
-    env = {"GIT_TERMINAL_PROMPT": "0", "PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": tempfile.gettempdir()}
     with tempfile.TemporaryDirectory(prefix="finding-") as tmp:
         try:
-            subprocess.run(["git", "clone", "--quiet", "--no-checkout", "--", clone_url(project), tmp], check=True,
-                           capture_output=True, timeout=60, env=env)
-            blob = subprocess.run(["git", "-C", tmp, "show", f"{finding.commit_sha}:{finding.file}"], check=True,
-                                  capture_output=True, timeout=30, env=env).stdout.decode("utf-8", errors="replace")
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            # the same checks as a build: hosted path inside the workspace's folder, or the outbound guard
+            git_clone(git_remote_for_project(project), branch=None, dest=Path(tmp) / "repo",
+                      timeout=settings.GIT_TIMEOUT_SECONDS, depth=None, checkout=False)
+            blob = run_git(["show", f"{finding.commit_sha}:{finding.file}"], cwd=Path(tmp) / "repo", timeout=30)
+        except (ApplicationError, GitCommandFailed, UnicodeDecodeError):
             raise ValidationFailed("The repository content at this commit could not be read.", code="not_importable")
     for hit in scan_text(blob, finding.file):
         if _fingerprint(project.pk, hit) == finding.fingerprint:

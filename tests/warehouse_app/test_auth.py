@@ -92,7 +92,7 @@ def test_password_change_needs_the_current_one_and_signs_out_other_sessions(cust
 
 def test_login_brute_force_is_429(api, settings):
     user = UserFactory()
-    for _ in range(settings.AUTH_FAILURES_PER_ACCOUNT):
+    for _ in range(settings.AUTH_FAILURES_PER_ACCOUNT_AND_IP):
         api.post("/api/auth/login", {"email": user.email, "password": "wrong-wrong-1"}, format="json")
     resp = api.post("/api/auth/login", {"email": user.email, "password": PASSWORD}, format="json")
     assert resp.status_code == 429 and "Retry-After" in resp

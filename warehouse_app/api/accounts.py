@@ -8,7 +8,7 @@ from platform_app.api.auth import SignUpInput as SignupInput  # the same account
 from platform_app.api.base import InputSerializer
 from platform_app.choices import SessionKind
 from platform_app.services import auth as auth_services
-from warehouse_app.api.base import ERRORS, WarehouseView
+from warehouse_app.api.base import WarehouseView, errors
 from warehouse_app.authentication import clear_session_cookies, set_session_cookies
 from warehouse_app.services.accounts import operated_facilities, profile_of
 from warehouse_app.services.allowances import usage_report
@@ -35,7 +35,7 @@ def account(user) -> dict:
 
 
 class SignupView(WarehouseView):
-    @extend_schema(request=SignupInput, responses={201: OK, **ERRORS}, summary="Create an account")
+    @extend_schema(request=SignupInput, responses={201: OK}, summary="Create an account")
     def post(self, request):
         data = SignupInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -46,7 +46,8 @@ class SignupView(WarehouseView):
 class LoginView(WarehouseView):
     authentication_classes = []  # logging in replaces whatever cookies were there
 
-    @extend_schema(request=LoginInput, responses={200: OK, **ERRORS}, summary="Exchange credentials for session cookies",
+    @extend_schema(request=LoginInput, responses={200: OK, **errors(401, 429)},
+                   summary="Exchange credentials for session cookies",
                    description="Sets `ws-access-token` (RS256 JWT) and `ws-refresh-token` (HttpOnly, SameSite=Lax) "
                                "and `ws-csrf-token`, whose value cookie-authenticated writes echo in `X-CSRF-Token`.")
     def post(self, request):
@@ -65,7 +66,7 @@ class LoginView(WarehouseView):
 class LogoutView(WarehouseView):
     session_required = True
 
-    @extend_schema(request=None, responses={200: OK, **ERRORS}, summary="End the session and clear the cookies")
+    @extend_schema(request=None, responses={200: OK}, summary="End the session and clear the cookies")
     def post(self, request):
         auth_services.session_revoke(session=request.auth, reason="signed_out")
         response = Response({"signed_out": True})
@@ -76,7 +77,7 @@ class LogoutView(WarehouseView):
 class MeView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: OK, **ERRORS}, summary="The current account")
+    @extend_schema(responses={200: OK}, summary="The current account")
     def get(self, request):
         return Response(account(request.user))
 
@@ -84,7 +85,7 @@ class MeView(WarehouseView):
 class PasswordView(WarehouseView):
     session_required = True
 
-    @extend_schema(request=PasswordInput, responses={200: OK, **ERRORS},
+    @extend_schema(request=PasswordInput, responses={200: OK, **errors(429)},
                    summary="Change password (current one required; other sessions are signed out)")
     def post(self, request):
         data = PasswordInput(data=request.data)
@@ -98,7 +99,7 @@ class PasswordView(WarehouseView):
 class DashboardStatsView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: OK, **ERRORS}, summary="Dashboard figures of your account")
+    @extend_schema(responses={200: OK}, summary="Dashboard figures of your account")
     def get(self, request):
         return Response(dashboard_stats(user=request.user))
 
@@ -106,6 +107,6 @@ class DashboardStatsView(WarehouseView):
 class BillingUsageView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: OK, **ERRORS}, summary="This month's counters; whether allowances are enforced")
+    @extend_schema(responses={200: OK}, summary="This month's counters; whether allowances are enforced")
     def get(self, request):
         return Response(usage_report(user=request.user))

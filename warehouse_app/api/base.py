@@ -2,22 +2,50 @@
 
     class QuoteListView(WarehouseView):
         session_required = True          # 401 without a signed-in account
+        @paged(QuoteSerializer, summary="Your requests and answers")
         def get(self, request): return page_response(request, qs, QuoteSerializer)
 
 Errors are raised (config.errors) and rendered as `{"error": ..., "code": ...}`.
 """
 from django.core.paginator import EmptyPage, Paginator
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
+from config.openapi import WarehouseErrorSerializer
 from warehouse_app.authentication import (CookieRejected, WarehouseCookieAuthentication, clear_session_cookies,
                                           set_session_cookies)
 
-ErrorSerializer = inline_serializer("WarehouseError", {"error": serializers.CharField(), "code": serializers.CharField()})
-ERRORS = {status: ErrorSerializer for status in (400, 401, 403, 404, 409, 429)}
+ErrorSerializer = WarehouseErrorSerializer  # 401, 403, 404... are derived by config.openapi; views name the rest
+MAX_PAGE = 1_000_000_000  # keeps every offset far inside the database's 64-bit integers
+POSITIVE = {"type": "integer", "minimum": 1}
+PAGING = [OpenApiParameter("page", {**POSITIVE, "maximum": MAX_PAGE}, description="1-based; past the end is 404"),
+          OpenApiParameter("page_size", POSITIVE, description="default 20, at most 100 (larger values are clamped)")]
+_PAGES: dict = {}
+
+
+def errors(*statuses) -> dict:
+    """`responses` entries for the errors a view answers beyond the derived ones (e.g. 429)."""
+    return {status: ErrorSerializer for status in statuses}
+
+
+def page_of(item_class, extra=None, name=None):
+    """The schema of `page_response`: `{"results", "count", "page", "page_size", **extra}`."""
+    name = name or f"Paginated{item_class.__name__.removesuffix('Serializer')}List"
+    if name not in _PAGES:
+        _PAGES[name] = inline_serializer(name, {
+            "results": item_class(many=True), "count": serializers.IntegerField(),
+            "page": serializers.IntegerField(), "page_size": serializers.IntegerField(), **(extra or {})})
+        _PAGES[name].is_page = True  # config.openapi keeps the `_list` operation id
+    return _PAGES[name]
+
+
+def paged(item_class, *, extra=None, name=None, parameters=(), responses=None, **kwargs):
+    """`@extend_schema` of a view answering `page_response(..., item_class)`."""
+    return extend_schema(responses={200: page_of(item_class, extra, name), 404: ErrorSerializer, **(responses or {})},
+                         parameters=[*parameters, *PAGING], **kwargs)
 
 
 class WarehouseView(APIView):
@@ -61,17 +89,17 @@ class WarehouseView(APIView):
 def bounded_page(request, default_size=20):
     def as_int(name, default):
         raw = request.query_params.get(name)
-        if raw in (None, ""):
+        if raw is None:
             return default
-        try:
-            value = int(raw)
-        except ValueError:
+        # int() would also take "", " 5", "+5", "5_0" and other scripts' digits
+        if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
             raise ValidationFailed(f"{name} must be a positive integer.")
-        if value < 1:
-            raise ValidationFailed(f"{name} must be a positive integer.")
-        return value
+        return int(raw)
 
-    return as_int("page", 1), min(as_int("page_size", default_size), 100)
+    page = as_int("page", 1)
+    if page > MAX_PAGE:
+        raise ValidationFailed(f"page must be at most {MAX_PAGE}.")
+    return page, min(as_int("page_size", default_size), 100)
 
 
 def page_response(request, queryset, serializer_class, *, context=None, extra=None) -> Response:

@@ -1,11 +1,11 @@
 """Quotes, rates, bookings, movements, inventory, capacity, shortlist and support."""
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import ValidationFailed
 from platform_app.api.base import InputSerializer
-from warehouse_app.api.base import ERRORS, WarehouseView, page_response
+from warehouse_app.api.base import WarehouseView, errors, page_response, paged
 from warehouse_app.api.serializers import (BookingSerializer, MovementSerializer, QuoteSerializer,
                                            ShortlistSerializer, TicketSerializer)
 from warehouse_app.models import Movement, Quote, ShortlistEntry, SupportTicket
@@ -72,6 +72,7 @@ class ShortlistInput(InputSerializer):
 
 
 class SupportInput(InputSerializer):
+    schema_extra = {"anyOf": [{"required": ["subject"]}, {"required": ["reference"]}]}
     reference = serializers.CharField(max_length=12, required=False)
     subject = serializers.CharField(max_length=200, required=False)
     body = serializers.CharField(max_length=5000)
@@ -94,7 +95,7 @@ class RatesView(WarehouseView):
 class RfqView(WarehouseView):
     session_required = True
 
-    @extend_schema(request=RfqInput, responses={201: QuoteSerializer, **ERRORS},
+    @extend_schema(request=RfqInput, responses={201: QuoteSerializer, **errors(404, 429)},
                    summary="Send a requirement to a facility (counts against the monthly allowance)")
     def post(self, request):
         v = valid(RfqInput, request)
@@ -105,7 +106,8 @@ class RfqView(WarehouseView):
 class QuoteListView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: QuoteSerializer(many=True), **ERRORS}, summary="Your requests and answers")
+    @paged(QuoteSerializer, summary="Your requests and answers",
+           parameters=[OpenApiParameter("status", str, enum=Quote.Status.values)])
     def get(self, request):
         qs = quotes.quotes_visible_to(request.user)
         status = request.query_params.get("status")
@@ -119,7 +121,7 @@ class QuoteListView(WarehouseView):
 class QuoteDetailView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: QuoteSerializer, **ERRORS}, summary="One request with its answer")
+    @extend_schema(responses={200: QuoteSerializer}, summary="One request with its answer")
     def get(self, request, reference):
         return Response(QuoteSerializer(quotes.quote_get(user=request.user, reference=reference)).data)
 
@@ -127,7 +129,7 @@ class QuoteDetailView(WarehouseView):
 class QuoteAnswerView(WarehouseView):
     operator_required = True
 
-    @extend_schema(request=AnswerInput, responses={200: QuoteSerializer, **ERRORS}, summary="Price a request")
+    @extend_schema(request=AnswerInput, responses={200: QuoteSerializer}, summary="Price a request")
     def post(self, request, reference):
         quote = quotes.quote_answer(user=request.user, reference=reference, **valid(AnswerInput, request))
         return Response(QuoteSerializer(quote).data)
@@ -136,7 +138,7 @@ class QuoteAnswerView(WarehouseView):
 class QuoteDeclineView(WarehouseView):
     operator_required = True
 
-    @extend_schema(request=DeclineInput, responses={200: QuoteSerializer, **ERRORS}, summary="Decline with a reason")
+    @extend_schema(request=DeclineInput, responses={200: QuoteSerializer}, summary="Decline with a reason")
     def post(self, request, reference):
         quote = quotes.quote_decline(user=request.user, reference=reference, **valid(DeclineInput, request))
         return Response(QuoteSerializer(quote).data)
@@ -147,7 +149,7 @@ class QuoteDeclineView(WarehouseView):
 class BookingListView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: BookingSerializer(many=True), **ERRORS}, summary="Your bookings, cancelled included")
+    @paged(BookingSerializer, summary="Your bookings, cancelled included")
     def get(self, request):
         return page_response(request, bookings.bookings_visible_to(request.user), BookingSerializer)
 
@@ -155,7 +157,7 @@ class BookingListView(WarehouseView):
 class BookingCreateView(WarehouseView):
     session_required = True
 
-    @extend_schema(request=BookingCreateInput, responses={201: BookingSerializer, **ERRORS},
+    @extend_schema(request=BookingCreateInput, responses={201: BookingSerializer, **errors(404)},
                    summary="Book from an answered quote at its price")
     def post(self, request):
         v = valid(BookingCreateInput, request)
@@ -167,7 +169,7 @@ class BookingCreateView(WarehouseView):
 class BookingDetailView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: BookingSerializer, **ERRORS}, summary="One booking")
+    @extend_schema(responses={200: BookingSerializer}, summary="One booking")
     def get(self, request, reference):
         return Response(BookingSerializer(bookings.booking_get(user=request.user, reference=reference)).data)
 
@@ -175,7 +177,7 @@ class BookingDetailView(WarehouseView):
 class BookingUpdateView(WarehouseView):
     session_required = True
 
-    @extend_schema(request=BookingUpdateInput, responses={200: BookingSerializer, **ERRORS},
+    @extend_schema(request=BookingUpdateInput, responses={200: BookingSerializer},
                    summary="Amend term or quantity (within what the quote covered)")
     def post(self, request, reference):
         v = valid(BookingUpdateInput, request)
@@ -187,7 +189,7 @@ class BookingUpdateView(WarehouseView):
 class BookingCancelView(WarehouseView):
     session_required = True
 
-    @extend_schema(request=CancelInput, responses={200: BookingSerializer, **ERRORS}, summary="Cancel with a reason")
+    @extend_schema(request=CancelInput, responses={200: BookingSerializer}, summary="Cancel with a reason")
     def post(self, request, reference):
         booking = bookings.booking_cancel(customer=request.user, reference=reference, **valid(CancelInput, request))
         return Response(BookingSerializer(booking).data)
@@ -196,12 +198,12 @@ class BookingCancelView(WarehouseView):
 class MovementView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: MovementSerializer(many=True), **ERRORS}, summary="Recorded receipts and despatches")
+    @paged(MovementSerializer, summary="Recorded receipts and despatches")
     def get(self, request):
         qs = Movement.objects.filter(booking__customer=request.user).select_related("booking")
         return page_response(request, qs, MovementSerializer)
 
-    @extend_schema(request=MovementInput, responses={201: MovementSerializer, **ERRORS},
+    @extend_schema(request=MovementInput, responses={201: MovementSerializer, **errors(404)},
                    summary="Record a receipt or despatch (a despatch above on-hand is 409 with on_hand)")
     def post(self, request):
         v = valid(MovementInput, request)
@@ -213,7 +215,7 @@ class MovementView(WarehouseView):
 class InventoryView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: OK, **ERRORS}, summary="On-hand quantity per booking")
+    @extend_schema(responses={200: OK}, summary="On-hand quantity per booking")
     def get(self, request):
         return Response({"results": bookings.inventory(user=request.user)})
 
@@ -221,7 +223,7 @@ class InventoryView(WarehouseView):
 class CapacityView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: OK, **ERRORS}, summary="Committed units by month (not free space)")
+    @extend_schema(responses={200: OK}, summary="Committed units by month (not free space)")
     def get(self, request):
         return Response({"results": bookings.capacity(user=request.user),
                          "note": "Units committed by live bookings per month; free space is not known."})
@@ -232,19 +234,21 @@ class CapacityView(WarehouseView):
 class ShortlistView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: ShortlistSerializer(many=True), **ERRORS}, summary="Saved facilities")
+    @paged(ShortlistSerializer, summary="Saved facilities")
     def get(self, request):
         qs = ShortlistEntry.objects.filter(user=request.user).select_related("facility")
         return page_response(request, qs, ShortlistSerializer)
 
-    @extend_schema(request=ShortlistInput, responses={201: ShortlistSerializer, 200: ShortlistSerializer, **ERRORS},
+    @extend_schema(request=ShortlistInput,
+                   responses={201: ShortlistSerializer, 200: ShortlistSerializer, **errors(404)},
                    summary="Save a facility or update its note (201 first time, 200 after)")
     def post(self, request):
         v = valid(ShortlistInput, request)
         entry, created = workspace.shortlist_save(user=request.user, facility_slug=v["facility"], note=v["note"])
         return Response(ShortlistSerializer(entry).data, status=201 if created else 200)
 
-    @extend_schema(responses={204: None, **ERRORS}, summary="Remove ?facility=<slug>; 404 when never saved")
+    @extend_schema(responses={204: None, **errors(404)}, summary="Remove ?facility=<slug>; 404 when never saved",
+                   parameters=[OpenApiParameter("facility", {"type": "string", "minLength": 1}, required=True)])
     def delete(self, request):
         slug = request.query_params.get("facility")
         if not slug:
@@ -256,12 +260,12 @@ class ShortlistView(WarehouseView):
 class SupportView(WarehouseView):
     session_required = True
 
-    @extend_schema(responses={200: TicketSerializer(many=True), **ERRORS}, summary="Your tickets and their replies")
+    @paged(TicketSerializer, summary="Your tickets and their replies")
     def get(self, request):
         qs = SupportTicket.objects.filter(user=request.user).prefetch_related("replies")
         return page_response(request, qs, TicketSerializer)
 
-    @extend_schema(request=SupportInput, responses={201: TicketSerializer, **ERRORS},
+    @extend_schema(request=SupportInput, responses={201: TicketSerializer, **errors(404)},
                    summary="Open a ticket (subject + body) or reply to one (reference + body)")
     def post(self, request):
         v = valid(SupportInput, request)

@@ -1,11 +1,11 @@
 """Public directory routes."""
 from django.conf import settings
-from django.db.models import Max, Sum
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import NotFound
-from warehouse_app.api.base import ERRORS, WarehouseView, page_response
+from warehouse_app.api.base import WarehouseView, bounded_page, errors, paged
 from warehouse_app.api.serializers import FacilityDetailSerializer, FacilitySerializer
 from warehouse_app.models import Facility, ImportRun
 from warehouse_app.services import directory
@@ -13,43 +13,63 @@ from warehouse_app.services import directory
 ATTRIBUTION = {"text": settings.WAREHOUSE_ATTRIBUTION, "url": settings.WAREHOUSE_ATTRIBUTION_URL,
                "license": settings.WAREHOUSE_DATA_LICENSE}
 OK = OpenApiResponse(description="OK")
-PAGING = [OpenApiParameter("page", int, description="1-based; a page past the end is 404"),
-          OpenApiParameter("page_size", int, description="default 20, at most 100 (larger values are clamped)")]
+Attribution = inline_serializer("Attribution", {"text": serializers.CharField(), "url": serializers.URLField(),
+                                                "license": serializers.CharField()})
+CountIsEstimate = serializers.BooleanField(help_text=(
+    "false: `count` is exact. true: more than WAREHOUSE_SEARCH_EXACT_COUNT (10,000) facilities match and `count` is "
+    "the database's estimate (PostgreSQL query planner) rather than an exact count."))
+Unapplied = inline_serializer("UnappliedFilter", {"name": serializers.CharField(), "reason": serializers.CharField()},
+                              many=True)
 SEARCH_FILTERS = [
     *(OpenApiParameter(name, str, description=f"case-insensitive exact {name}")
       for name in ("region", "country", "city", "operator")),
     OpenApiParameter("type", str, description="a facility type code (GET /api/facility-types)"),
-    OpenApiParameter("min_area", float, description="minimum floor area in m²"),
-    OpenApiParameter("max_area", float, description="maximum floor area in m²"),
+    # a value that is not a number is not an error: it is named in `unapplied_filters` (contract.md)
+    OpenApiParameter("min_area", str, description="minimum floor area in m² (a non-negative number)"),
+    OpenApiParameter("max_area", str, description="maximum floor area in m² (a non-negative number)"),
     OpenApiParameter("q", str, description="text in the name, city, operator or slug"),
 ]
 
 
+def _facility_page(request, page, extra) -> Response:
+    """Like `page_response`, with the count's nature: `{"results", "count", "count_is_estimate", "page",
+    "page_size", ...extra}`."""
+    return Response({"results": FacilitySerializer(page.rows, many=True, context={"request": request}).data,
+                     "count": page.count, "count_is_estimate": page.count_is_estimate, "page": page.number,
+                     "page_size": page.size, **extra})
+
+
 class FacilityListView(WarehouseView):
-    @extend_schema(responses={200: FacilitySerializer(many=True), **ERRORS}, summary="Paged list of facilities",
-                   parameters=PAGING)
+    @paged(FacilitySerializer, extra={"attribution": Attribution, "count_is_estimate": CountIsEstimate},
+           summary="Paged list of facilities")
     def get(self, request):
-        return page_response(request, directory.active().defer("outline", "tags").order_by("slug"), FacilitySerializer,
-                             extra={"attribution": ATTRIBUTION})
+        page_number, page_size = bounded_page(request)
+        page = directory.facilities_page(queryset=directory.active().defer("outline", "tags").order_by("slug"),
+                                         page=page_number, page_size=page_size)
+        return _facility_page(request, page, {"attribution": ATTRIBUTION})
 
 
 class FacilitySearchView(WarehouseView):
-    @extend_schema(responses={200: FacilitySerializer(many=True), **ERRORS}, summary="Search facilities",
-                   description="Filters: region, country, city, type, operator, min_area, max_area (m²), q. Every "
-                               "parameter that could not be applied is named in `unapplied_filters` with a reason.",
-                   parameters=[*SEARCH_FILTERS, *PAGING])
+    @paged(FacilitySerializer, name="FacilitySearchResults", responses=errors(429),
+           extra={"attribution": Attribution, "unapplied_filters": Unapplied, "count_is_estimate": CountIsEstimate},
+           summary="Search facilities",
+           description="Filters: region, country, city, type, operator, min_area, max_area (m²), q. Every "
+                       "parameter that could not be applied is named in `unapplied_filters` with a reason. Signed in, "
+                       "a search counts against the monthly allowance (429 when spent).",
+           parameters=SEARCH_FILTERS)
     def get(self, request):
-        qs, unapplied = directory.facilities_search(request.query_params)
+        page_number, page_size = bounded_page(request)
         if request.user.is_authenticated:
             from warehouse_app.services.allowances import allowance_consume
 
             allowance_consume(user=request.user, kind="search")
-        return page_response(request, qs, FacilitySerializer,
-                             extra={"unapplied_filters": unapplied, "attribution": ATTRIBUTION})
+        page, unapplied = directory.facilities_search_page(params=request.query_params, page=page_number,
+                                                           page_size=page_size)
+        return _facility_page(request, page, {"unapplied_filters": unapplied, "attribution": ATTRIBUTION})
 
 
 class FacilityDetailView(WarehouseView):
-    @extend_schema(responses={200: FacilityDetailSerializer, **ERRORS}, summary="One facility with its OSM way id")
+    @extend_schema(responses={200: FacilityDetailSerializer}, summary="One facility with its OSM way id")
     def get(self, request, slug):
         facility = Facility.objects.filter(slug=slug).first()
         if facility is None:
@@ -92,11 +112,11 @@ class HealthView(WarehouseView):
     @extend_schema(responses={200: OK}, summary="Liveness, dataset size, build stamp, attribution")
     def get(self, request):
         last = ImportRun.objects.filter(finished_at__isnull=False).first()
-        totals = directory.active().aggregate(area=Sum("floor_area_m2"), updated=Max("imported_at"))
+        totals = directory.dataset_totals()  # from the facets: no scan of the facility table
         return Response({
             "status": "ok", "build": settings.WAREHOUSE_BUILD_STAMP,
-            "dataset": {"facilities": directory.active().count(), "withdrawn": Facility.objects.filter(
-                status=Facility.Status.WITHDRAWN).count(), "floor_area_m2": round(totals["area"] or 0, 1),
+            "dataset": {"facilities": totals["facilities"], "withdrawn": Facility.objects.filter(
+                status=Facility.Status.WITHDRAWN).count(), "floor_area_m2": round(totals["floor_area_m2"], 1),
                 "imported_at": last.finished_at if last else None, "source_file": last.source_file if last else None},
             "attribution": ATTRIBUTION,
         })

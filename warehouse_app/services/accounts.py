@@ -3,6 +3,7 @@ from django.db import transaction
 
 from config.errors import NotFound
 from warehouse_app.models import Facility, OperatorFacility, WarehouseProfile
+from warehouse_app.services.directory import facets_refresh
 
 
 def profile_of(user) -> WarehouseProfile:
@@ -36,6 +37,7 @@ def role_set(*, user, role: str, facility_slugs: list[str] = ()) -> WarehousePro
     profile = profile_of(user)
     profile.role = role
     profile.save(update_fields=["role"])
+    named = False
     for slug in facility_slugs:
         facility = Facility.objects.filter(slug=slug).first()
         if facility is None:
@@ -44,4 +46,7 @@ def role_set(*, user, role: str, facility_slugs: list[str] = ()) -> WarehousePro
         if not facility.operator:
             facility.operator = user.name or user.email
             facility.save(update_fields=["operator"])
+            named = True
+    if named:
+        facets_refresh(kinds=("operator",))  # /api/operators and the operator filter read the facets
     return profile

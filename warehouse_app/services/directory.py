@@ -1,16 +1,43 @@
-"""Reading the directory: the search filters, aggregates and what could not be applied."""
-from django.db.models import Count, Q, Sum
+"""Reading the directory: the search filters, paging with a bounded count, and the facets computed at import.
 
-from warehouse_app.models import Facility
+Design and figures: docs/performance.md (warehouse search).
+"""
+import json
+import math
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Count, Exists, Q, Sum
+
+from config.errors import NotFound
+from warehouse_app.models import DirectoryFacet, Facility
 
 FILTERS = ("region", "country", "city", "type", "operator", "min_area", "max_area", "q")
 PAGING = ("page", "page_size")
 FIELD = {"region": "region", "country": "country", "city": "city", "type": "type_code", "operator": "operator"}
+# "some active facility records this field", read from the facets instead of the facility table
+RECORDED = {"region": Q(kind="region") & ~Q(region=""), "country": Q(kind="region") & ~Q(country=""),
+            "city": Q(kind="city"), "type": Q(kind="type") & ~Q(type_code=""), "operator": Q(kind="operator")}
+# facet kind → the facility columns it groups by; the last one must be set for city and operator rows
+FACET_GROUPS = {"region": ("country", "region"), "city": ("country", "region", "city"), "type": ("type_code",),
+                "operator": ("operator",)}
 
 
 def active():
     """Facilities still in the map data (withdrawn ones keep only their own page)."""
     return Facility.objects.filter(status=Facility.Status.ACTIVE)
+
+
+def recorded_fields(*, names) -> set:
+    """Which of these search fields some active facility records: one query on the facets, whatever the
+    number of facilities."""
+    names = list(names)
+    if not names:
+        return set()
+    checks = {f"has_{name}": Exists(DirectoryFacet.objects.filter(RECORDED[name])) for name in names}
+    row = next(iter(DirectoryFacet.objects.order_by().annotate(**checks).values(*checks)[:1]), None) or {}
+    return {name for name in names if row.get(f"has_{name}")}
 
 
 def facilities_search(params) -> tuple:
@@ -19,14 +46,16 @@ def facilities_search(params) -> tuple:
     for name in params:
         if name not in FILTERS and name not in PAGING:
             unapplied.append({"name": name, "reason": "unknown filter"})
+    given = {name: (params.get(name) or "").strip() for name in FIELD}
+    recorded = recorded_fields(names=[name for name, value in given.items() if value])
     for name, field in FIELD.items():
-        value = (params.get(name) or "").strip()
-        if not value:
+        if not given[name]:
             continue
-        if not active().exclude(**{field: ""}).exists():
+        if name not in recorded:
             unapplied.append({"name": name, "reason": f"no facility records a {name}"})
             continue
-        qs = qs.filter(**{f"{field}__iexact": value})
+        # UPPER(col) = UPPER(value) on PostgreSQL: served by the facility_<field>_search indexes
+        qs = qs.filter(**{f"{field}__iexact": given[name]})
     for name, lookup in (("min_area", "floor_area_m2__gte"), ("max_area", "floor_area_m2__lte")):
         raw = (params.get(name) or "").strip()
         if not raw:
@@ -41,25 +70,139 @@ def facilities_search(params) -> tuple:
         qs = qs.filter(**{lookup: value})
     q = (params.get("q") or "").strip()
     if q:
+        # UPPER(col) LIKE '%Q%': the trigram indexes of migration 0003 on PostgreSQL
         qs = qs.filter(Q(name__icontains=q) | Q(city__icontains=q) | Q(operator__icontains=q) | Q(slug__icontains=q))
     # outlines and raw tags are only shown on a facility's own page: lists do not load them
     return qs.defer("outline", "tags").order_by("-floor_area_m2", "slug"), unapplied
 
 
+@dataclass
+class Page:
+    rows: list
+    count: int
+    count_is_estimate: bool
+    number: int
+    size: int
+
+
+def facilities_estimate(*, queryset) -> int:
+    """The planner's row estimate for a queryset (PostgreSQL's EXPLAIN: planning only, nothing is read)."""
+    plan = json.loads(queryset.order_by().values("pk").explain(format="json"))
+    return int(plan[0]["Plan"]["Plan Rows"])
+
+
+def facilities_count(*, queryset) -> tuple[int, bool]:
+    """(count, is_estimate). Exact up to WAREHOUSE_SEARCH_EXACT_COUNT matches. On PostgreSQL a search the
+    planner expects to match more is not counted: its estimate (from the statistics the ANALYZE after each import
+    keeps fresh) is the answer. Below that, the count reads at most the limit + 1 matches."""
+    qs = queryset.order_by()
+    if connection.vendor != "postgresql":
+        return qs.count(), False
+    limit = settings.WAREHOUSE_SEARCH_EXACT_COUNT
+    estimate = facilities_estimate(queryset=qs)
+    if estimate > limit:
+        return estimate, True
+    counted = qs[:limit + 1].count()
+    return (counted, False) if counted <= limit else (counted, True)
+
+
+def _text_page(queryset, *, page: int, page_size: int) -> Page:
+    """A text search (`q`) on PostgreSQL. The planner can tell neither how many rows a substring matches nor
+    where they fall in the search order (walking the order index for a word found only on small buildings reads
+    the whole table), so the matches are collected first, unordered, at most the exact-count limit + 1 (id,
+    floor area, slug): up to the limit they are counted, ordered and paged here and one more query loads the
+    page. Past it the count is the planner's estimate and the page comes from bitmap scans only, bounded below
+    by the floor area the collected matches already reach: its cost follows the matches, never the table."""
+    limit = settings.WAREHOUSE_SEARCH_EXACT_COUNT
+    found = list(queryset.order_by().values_list("pk", "floor_area_m2", "slug")[:limit + 1])
+    found.sort(key=lambda m: (-m[1], m[2]))  # the search order; slugs are ASCII, code-point order
+    offset = (page - 1) * page_size
+    if len(found) <= limit:
+        ids = [m[0] for m in found[offset:offset + page_size]]
+        if not ids and page > 1:
+            raise NotFound(f"Page {page} is past the end ({math.ceil(len(found) / page_size)} pages).")
+        rows = {row.pk: row for row in queryset.filter(pk__in=ids)} if ids else {}
+        return Page([rows[pk] for pk in ids if pk in rows], len(found), False, page, page_size)
+    count = max(facilities_estimate(queryset=queryset), limit + 1)
+    if offset + page_size <= len(found):  # the true top (offset + page_size) all reach this floor area
+        queryset = queryset.filter(floor_area_m2__gte=found[offset + page_size - 1][1])
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_indexscan = off")
+        rows = list(queryset[offset:offset + page_size])
+        cursor.execute("SET LOCAL enable_indexscan = DEFAULT")  # inside a caller's transaction too
+    if not rows:
+        raise NotFound(f"Page {page} is past the end (about {math.ceil(count / page_size)} pages).")
+    return Page(rows, count, True, page, page_size)
+
+
+def facilities_page(*, queryset, page: int, page_size: int, text_search: bool = False) -> Page:
+    """One page of an ordered queryset; a page past the end is 404. A short or empty first page is its own
+    count, so small results cost one query."""
+    if text_search and connection.vendor == "postgresql":
+        return _text_page(queryset, page=page, page_size=page_size)
+    offset = (page - 1) * page_size
+    rows = list(queryset[offset:offset + page_size])
+    if len(rows) < page_size and (rows or page == 1):
+        return Page(rows, offset + len(rows), False, page, page_size)
+    count, estimate = facilities_count(queryset=queryset)
+    if not rows:
+        pages = math.ceil(count / page_size)
+        raise NotFound(f"Page {page} is past the end ({'about ' if estimate else ''}{pages} pages).")
+    return Page(rows, count, estimate, page, page_size)
+
+
+def facilities_search_page(*, params, page: int, page_size: int) -> tuple[Page, list]:
+    """The search endpoint: (page, unapplied filters)."""
+    queryset, unapplied = facilities_search(params)
+    text_search = bool((params.get("q") or "").strip())
+    return facilities_page(queryset=queryset, page=page, page_size=page_size, text_search=text_search), unapplied
+
+
+def facets_refresh(*, kinds=tuple(FACET_GROUPS)) -> None:
+    """Recompute the facet rows of these kinds from the active facilities (after an import or a claim)."""
+    with transaction.atomic():
+        DirectoryFacet.objects.filter(kind__in=kinds).delete()
+        for kind in kinds:
+            columns = FACET_GROUPS[kind]
+            qs = active()
+            if kind in ("city", "operator"):
+                qs = qs.exclude(**{columns[-1]: ""})
+            groups = qs.order_by().values(*columns).annotate(n=Count("id"), area=Sum("floor_area_m2"))
+            DirectoryFacet.objects.bulk_create(
+                [DirectoryFacet(kind=kind, facility_count=g.pop("n"), floor_area_m2=g.pop("area") or 0, **g)
+                 for g in groups], batch_size=1000)
+
+
+def facilities_analyze() -> None:
+    """Fresh planner statistics after a bulk change: plans and count estimates depend on them. On PostgreSQL,
+    outside a transaction, VACUUM too: it marks the new pages all-visible (index-only scans) and merges the rows
+    just written into the trigram indexes (their pending lists)."""
+    vacuum = connection.vendor == "postgresql" and not connection.in_atomic_block
+    with connection.cursor() as cursor:
+        cursor.execute(f"{'VACUUM (ANALYZE)' if vacuum else 'ANALYZE'} {Facility._meta.db_table}")
+
+
+def _facets(kind, *columns):
+    return DirectoryFacet.objects.filter(kind=kind).values(*columns)
+
+
 def regions():
-    return (active().values("country", "region").annotate(facility_count=Count("id"),
-                                                          floor_area_m2=Sum("floor_area_m2"))
-            .order_by("country", "region"))
+    return _facets("region", "country", "region", "facility_count", "floor_area_m2").order_by("country", "region")
 
 
 def facility_types():
-    return active().values("type_code").annotate(facility_count=Count("id")).order_by("type_code")
+    return _facets("type", "type_code", "facility_count").order_by("type_code")
 
 
 def cities():
-    return (active().exclude(city="").values("city", "region", "country").annotate(facility_count=Count("id"))
-            .order_by("country", "city"))
+    return _facets("city", "city", "region", "country", "facility_count").order_by("country", "city", "region")
 
 
 def operators():
-    return active().exclude(operator="").values("operator").annotate(facility_count=Count("id")).order_by("operator")
+    return _facets("operator", "operator", "facility_count").order_by("operator")
+
+
+def dataset_totals() -> dict:
+    """Active facilities and their combined floor area, as of the last refresh of the facets."""
+    totals = DirectoryFacet.objects.filter(kind="type").aggregate(n=Sum("facility_count"), area=Sum("floor_area_m2"))
+    return {"facilities": totals["n"] or 0, "floor_area_m2": totals["area"] or 0}

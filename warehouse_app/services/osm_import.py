@@ -24,6 +24,7 @@ from shapely.ops import transform
 from shapely.strtree import STRtree
 
 from warehouse_app.models import Facility, ImportRun
+from warehouse_app.services.directory import facets_refresh, facilities_analyze
 
 
 def classify(tags) -> tuple[str | None, str]:
@@ -181,10 +182,13 @@ def osm_import(*, path: Path, region: str = "", country: str = "", progress=prin
                 if (f.osm_type, f.osm_id) not in seen]
         summary.withdrawn = Facility.objects.filter(pk__in=gone).update(status=Facility.Status.WITHDRAWN,
                                                                          withdrawn_at=now)
+        # regions, cities, types and operators change only here (and on a claim): computed once, not per request
+        facets_refresh()
         run.finished_at = timezone.now()
         run.kept, run.created, run.updated, run.withdrawn = summary.kept, summary.created, summary.updated, summary.withdrawn
         run.skipped = dict(summary.skipped)
         run.save()
+    facilities_analyze()  # the search's plans and count estimates follow the new data
     progress(f"Done in {time.monotonic() - started:.1f}s: kept {summary.kept} (created {summary.created}, "
              f"updated {summary.updated}), withdrawn {summary.withdrawn}, skipped "
              + ", ".join(f"{k} {v}" for k, v in sorted(summary.skipped.items())))

@@ -1,4 +1,4 @@
-"""Deployments for real: a local Git repository is cloned and built by the build task, the edge serves it."""
+"""Deployments for real: a hosted Git repository is cloned and built by the build task, the edge serves it."""
 import subprocess
 import threading
 import time
@@ -6,14 +6,14 @@ import time
 import pytest
 
 from platform_app.models import Deployment, LogLine, Project
-from tests.conftest import git_repo
+from tests.conftest import hosted_repo
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def site(tmp_path):
-    return git_repo(tmp_path / "site", {
+def site(workspace):
+    return hosted_repo(workspace, "site", {
         "src/index.html": "<h1>Hello from the build</h1>",
         "src/style.css": "h1 { color: teal }",
         "src/404.html": "<h1>Lost</h1>",
@@ -24,7 +24,7 @@ def site(tmp_path):
 def project(workspace, site, settings, tmp_path):
     settings.ARTIFACT_ROOT = tmp_path / "artifacts"
     settings.BUILD_ROOT = tmp_path / "builds"
-    return Project.objects.create(workspace=workspace, name="Site", slug="site", git_url=f"file://{site}",
+    return Project.objects.create(workspace=workspace, name="Site", slug="site", git_url=site,
                                   build_command="mkdir -p out && cp -r src/. out/ && echo built", output_directory="out")
 
 
@@ -70,10 +70,14 @@ def test_failing_build_ends_in_error_with_exit_code_and_log(alice_client, projec
     assert "about to fail" in lines and lines == sorted(lines, key=lines.index)
 
 
-def test_unknown_branch_ends_in_error_with_gits_message(alice_client, project, django_capture_on_commit_callbacks):
+def test_unknown_branch_ends_in_error_naming_the_branch(alice_client, project, django_capture_on_commit_callbacks,
+                                                        hosted_git_root):
     trigger(alice_client, project, django_capture_on_commit_callbacks, branch="no-such-branch")
     deployment = Deployment.objects.get()
     assert deployment.status == "error" and "git clone failed" in deployment.error_message
+    assert "no-such-branch" in deployment.error_message
+    logs = " ".join(LogLine.objects.filter(deployment=deployment).values_list("text", flat=True))
+    assert str(hosted_git_root) not in deployment.error_message + logs  # no server path in the API
     assert "error" in [e.type for e in deployment.events.all()]
 
 

@@ -1,12 +1,14 @@
 """Secret scanner on a fixture repository, import and ignore; preview protection verify/check."""
 import subprocess
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from platform_app.models import EnvVar, Project, SecretFinding
 from platform_app.services.env import env_resolve
 from platform_app.services.secret_scan import secret_scan_run
-from tests.conftest import git_repo
+from tests.conftest import hosted_repo
 
 pytestmark = pytest.mark.django_db
 
@@ -23,8 +25,10 @@ PLANTED = {
 
 
 @pytest.fixture
-def repo(tmp_path):
-    root = git_repo(tmp_path / "repo", PLANTED)
+def repo(workspace):
+    """The planted repository, hosted by the platform for the workspace (what the import re-reads)."""
+    url = hosted_repo(workspace, "shop.git", PLANTED)
+    root = Path(unquote(urlsplit(url).path))
     sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], check=True, capture_output=True,
                          text=True).stdout.strip()
     return root, sha
@@ -32,7 +36,7 @@ def repo(tmp_path):
 
 @pytest.fixture
 def project(workspace, repo):
-    return Project.objects.create(workspace=workspace, name="Shop", slug="shop", git_url=f"file://{repo[0]}")
+    return Project.objects.create(workspace=workspace, name="Shop", slug="shop", git_url=repo[0].as_uri())
 
 
 def test_scanner_finds_planted_secrets_and_not_look_alikes(alice_client, project, repo):

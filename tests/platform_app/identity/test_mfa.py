@@ -81,7 +81,7 @@ def test_someone_elses_factor_is_404(alice_client, as_user):
 def test_mfa_code_brute_force_is_429(api, alice, alice_client, settings):
     body = _enrol(alice_client)
     alice_client.post("/v1/auth/mfa/totp/confirm", {"code": pyotp.TOTP(body["secret"]).now()}, format="json")
-    settings.AUTH_FAILURES_PER_ACCOUNT = 3
+    settings.AUTH_FAILURES_PER_ACCOUNT_AND_IP = 3
     for _ in range(3):
         api.post("/v1/auth/sign-in", {"email": alice.email, "password": PASSWORD, "totpCode": "000000"}, format="json")
     resp = api.post("/v1/auth/sign-in", {"email": alice.email, "password": PASSWORD, "totpCode": "000000"},

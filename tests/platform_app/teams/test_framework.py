@@ -1,4 +1,5 @@
-"""Framework detection on real fixture repositories (made with the git CLI), through the HTTP API."""
+"""Framework detection on real fixture repositories (made with the git CLI, served over HTTP), through the HTTP
+API."""
 import json
 
 import pytest
@@ -66,7 +67,8 @@ def test_detect_in_root_directory_and_branch(alice, as_user, make_repo):
     assert res.status_code == 201 and res.json()["framework"] == "static" and res.json()["branch"] == "dev"
     assert client.post("/v1/framework/detect", {"url": url, "rootDirectory": "../"}, format="json").status_code == 400
     assert client.post("/v1/framework/detect", {"url": url, "rootDirectory": "nope"}, format="json").status_code == 400
-    assert client.post("/v1/framework/detect", {"url": url, "branch": "ghost"}, format="json").status_code == 400
+    ghost = client.post("/v1/framework/detect", {"url": url, "branch": "ghost"}, format="json")
+    assert ghost.status_code == 400 and ghost.json()["code"] == "git_branch_not_found"
 
 
 def test_discover_monorepo(alice, as_user, make_repo):
@@ -95,11 +97,12 @@ def test_repo_info(alice, as_user, make_repo):
     assert len(body["headCommit"]) == 40
 
 
-def test_unreadable_repository(alice, as_user, tmp_path):
+def test_unreadable_repository(alice, as_user, git_server):
     client = as_user(alice)
     for path in ("repo-info", "detect", "discover"):
-        res = client.post(f"/v1/framework/{path}", {"url": (tmp_path / "nope").as_uri()}, format="json")
+        res = client.post(f"/v1/framework/{path}", {"url": f"{git_server.base}/nope.git"}, format="json")
         assert res.status_code == 400 and res.json()["code"] == "git_unreachable", path
+        assert res.json()["message"] == "This address cannot be reached from the platform."
 
 
 def test_needs_authentication_and_strict_input(api, alice, as_user):

@@ -1,4 +1,5 @@
-"""Projects: from a real local Git repository, from an image, from each template; update, delete, auto-deploy."""
+"""Projects: from a real Git repository (served over HTTP), from an image, from each template; update, delete,
+auto-deploy."""
 import subprocess
 from pathlib import Path
 
@@ -14,7 +15,7 @@ def create(client, **body):
     return client.post("/v1/orgs/acme/projects", body, format="json")
 
 
-def test_create_from_local_git_repository(alice, workspace, as_user, make_repo):
+def test_create_from_git_repository(alice, workspace, as_user, make_repo):
     url = make_repo({"index.html": "<h1>hi</h1>"}, default="trunk", branches=("feature",))
     res = create(as_user(alice), name="Marketing Site", gitUrl=url)
     assert res.status_code == 201, res.json()
@@ -28,11 +29,12 @@ def test_create_from_local_git_repository(alice, workspace, as_user, make_repo):
     assert AuditEvent.objects.filter(action="project.created", target_id=project.pk).exists()
 
 
-def test_unreadable_repository_is_400_with_gits_reason(alice, workspace, as_user, tmp_path):
-    res = create(as_user(alice), name="Ghost", gitUrl=(tmp_path / "missing.git").as_uri())
+def test_unreadable_repository_is_400_without_gits_reason(alice, workspace, as_user, git_server):
+    res = create(as_user(alice), name="Ghost", gitUrl=f"{git_server.base}/missing.git")
     assert res.status_code == 400
     assert res.json()["code"] == "git_unreachable"
-    assert "does not appear to be a git repository" in res.json()["message"]
+    # git's own words (and whatever they would say about the server) stay in the server log
+    assert res.json()["message"] == "This address cannot be reached from the platform."
     assert not Project.objects.exists()
 
 
@@ -96,20 +98,26 @@ def test_create_from_image(alice, workspace, as_user):
     ("node-app", "node", "package.json"),
 ])
 def test_create_from_each_template(alice, workspace, as_user, template, framework, marker, tmp_path,
-                                   hosted_git_root):
+                                   hosted_git_root, git_server):
     res = as_user(alice).post("/v1/orgs/acme/projects/from-template", {"name": f"My {template}", "template": template},
                               format="json")
     assert res.status_code == 201, res.json()
     body = res.json()
     assert body["source"] == "template" and body["template"] == template and body["framework"] == framework
+    # the answer never shows where the platform keeps the repository
+    assert body["gitUrl"] is None and str(hosted_git_root) not in res.content.decode()
     project = Project.objects.get()
-    assert project.git_url.startswith("file://") and str(hosted_git_root) in project.git_url
+    assert project.git_url.startswith("file://") and str(hosted_git_root / workspace.pk) in project.git_url
     # the hosted repository is real: it clones, on main, with the starter's files
     checkout = tmp_path / "checkout"
     subprocess.run(["git", "clone", "--quiet", "--branch", "main", project.git_url, str(checkout)], check=True)
     assert (checkout / marker).is_file()
-    # and detection (what builds use) agrees
+    # detection refuses the server path a user might have learnt...
     res = as_user(alice).post("/v1/framework/detect", {"url": project.git_url}, format="json")
+    assert res.status_code == 400 and res.json()["code"] == "git_unreachable"
+    # ...and, served over HTTP, agrees with the template (builds use the same detector)
+    served = git_server.serve(hosted_git_root / workspace.pk / project.git_url.rsplit("/", 1)[1])
+    res = as_user(alice).post("/v1/framework/detect", {"url": served}, format="json")
     assert res.status_code == 201 and res.json()["framework"] == framework
 
 
@@ -203,9 +211,8 @@ def test_auto_deploy_status(alice, workspace, as_user):
     assert body["enabled"] is False and body["reason"] == "not_git_repository"
 
 
-def test_local_repositories_refused_when_disallowed(alice, workspace, as_user, make_repo, settings):
-    url = make_repo({"index.html": "x"})
-    settings.GIT_ALLOW_LOCAL_URLS = False
+def test_local_repositories_are_refused_under_every_setting(alice, workspace, as_user, make_local_repo, settings):
+    url = make_local_repo({"index.html": "x"}).as_uri()
     client = as_user(alice)
     for body in ({"name": "A", "gitUrl": url}, {"name": "B", "gitUrl": "/srv/repos/app.git"}):
         res = create(client, **body)

@@ -6,6 +6,8 @@ import socket
 import subprocess
 import time
 import urllib.request
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -20,6 +22,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def served(git_server, file_url: str) -> str:
+    """The hosted repository at `file_url`, published by the local Git server (users only give http(s))."""
+    return git_server.serve(Path(unquote(urlsplit(file_url).path)))
+
+
 def fetch(port: int, path: str = "/", attempts: int = 100) -> str:
     for _ in range(attempts):
         try:
@@ -32,15 +39,16 @@ def fetch(port: int, path: str = "/", attempts: int = 100) -> str:
 
 @pytest.mark.parametrize("template,expected", [("python-wsgi", "Hello from a Python WSGI app"),
                                                ("node-app", "Hello from a Node app")])
-def test_starter_builds_and_serves_on_port(template, expected, alice, workspace, as_user, tmp_path):
+def test_starter_builds_and_serves_on_port(template, expected, alice, workspace, as_user, tmp_path, git_server):
     if template == "node-app" and shutil.which("node") is None:
         pytest.skip("node is not installed on this machine")
     client = as_user(alice)
     res = client.post("/v1/orgs/acme/projects/from-template", {"name": template, "template": template}, format="json")
     assert res.status_code == 201
     checkout = tmp_path / "app"
-    subprocess.run(["git", "clone", "--quiet", Project.objects.get().git_url, str(checkout)], check=True)
-    detected = client.post("/v1/framework/detect", {"url": Project.objects.get().git_url}, format="json").json()
+    hosted = Project.objects.get().git_url  # the platform's own file:// URL, never shown by the API
+    subprocess.run(["git", "clone", "--quiet", hosted, str(checkout)], check=True)
+    detected = client.post("/v1/framework/detect", {"url": served(git_server, hosted)}, format="json").json()
     env = {"PATH": os.environ["PATH"], "PORT": str(free_port())}
     if detected["buildCommand"]:
         subprocess.run(shlex.split(detected["buildCommand"]), cwd=checkout, env=env, check=True, capture_output=True)
@@ -54,11 +62,13 @@ def test_starter_builds_and_serves_on_port(template, expected, alice, workspace,
         server.wait(timeout=10)
 
 
-def test_static_starter_has_its_page(alice, workspace, as_user, tmp_path):
+def test_static_starter_has_its_page(alice, workspace, as_user, tmp_path, git_server):
     client = as_user(alice)
-    url = client.post("/v1/orgs/acme/projects/from-template", {"name": "s", "template": "static-site"},
-                      format="json").json()["gitUrl"]
-    detected = client.post("/v1/framework/detect", {"url": url}, format="json").json()
+    body = client.post("/v1/orgs/acme/projects/from-template", {"name": "s", "template": "static-site"},
+                       format="json").json()
+    assert body["gitUrl"] is None and body["template"] == "static-site"
+    url = Project.objects.get().git_url
+    detected = client.post("/v1/framework/detect", {"url": served(git_server, url)}, format="json").json()
     assert detected["outputDirectory"] == "." and detected["evidence"] == ["index.html"]
     checkout = tmp_path / "site"
     subprocess.run(["git", "clone", "--quiet", url, str(checkout)], check=True)

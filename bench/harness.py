@@ -1,0 +1,277 @@
+"""Benchmarks through the production server, next to two baselines measured by the same server in the same run.
+
+    import argparse
+    from bench.harness import Bench, bench_arguments
+
+    parser = argparse.ArgumentParser()
+    bench_arguments(parser)                       # --runs/--once, --duration, --connections, --threads, --timeout
+    args = parser.parse_args()
+    with Bench("mybench", args) as bench:          # scratch database created and migrated, Django set up here
+        ...                                        # build data with the ORM in this process
+        bench.serve()                              # gunicorn + uvicorn workers (and a Celery worker if celery=True)
+        bench.report("regions", bench.wrk("/api/regions"))
+    # on the way out, normally or not: every process it started is stopped and the scratch database dropped
+
+The database is a scratch PostgreSQL database next to the one DATABASE_URL names (created, migrated, dropped)
+when DATABASE_URL points at PostgreSQL, else SQLite in a temporary DATA_DIR. The server runs the production
+settings (DEBUG off) with BENCH_VIEWS on, which routes the baselines of config/bench_views.py: `/bench/plain`
+(JSON, no database) and `/bench/db` (one indexed read and one insert). Load comes from wrk (`apt-get install
+wrk`) at 16 connections on 2 threads; each figure is the median of N runs (req/s, p50, p95 from wrk's latency
+histogram). Requests that vary (paths, bodies, headers) go through `lua_requests`.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+VENV = ROOT / ".venv" / "bin"
+BASELINES = {"plain": ("/bench/plain", "baseline: JSON, no database"),
+             "db": ("/bench/db", "baseline: 1 indexed read + 1 insert")}
+# appended to every wrk script: one parseable line with what the median needs
+DONE_LUA = """
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format("BENCH-FIGURES %d %d %d %d %d %d\\n", summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(95), e.status, e.connect + e.read + e.write + e.timeout))
+end
+"""
+
+
+class BenchTimeout(Exception):
+    pass
+
+
+def bench_arguments(parser) -> None:
+    parser.add_argument("--runs", type=int, default=3, help="wrk runs per figure, the median is printed (default 3)")
+    parser.add_argument("--once", dest="runs", action="store_const", const=1, help="one run per figure")
+    parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--timeout", type=int, default=900, help="the whole bench stops after this many seconds")
+
+
+@dataclass
+class Figures:
+    rps: float
+    p50_ms: float
+    p95_ms: float
+    requests: int = 0
+    non_2xx: int = 0
+    socket_errors: int = 0
+    runs: list = field(default_factory=list)
+
+    @classmethod
+    def median(cls, runs: list[Figures]) -> Figures:
+        return cls(statistics.median(r.rps for r in runs), statistics.median(r.p50_ms for r in runs),
+                   statistics.median(r.p95_ms for r in runs), sum(r.requests for r in runs),
+                   sum(r.non_2xx for r in runs), sum(r.socket_errors for r in runs), runs)
+
+
+def lua_string(text: str) -> str:
+    level = 0
+    while f"]{'=' * level}]" in text:
+        level += 1
+    return f"[{'=' * level}[{text}]{'=' * level}]"
+
+
+def lua_requests(requests: list[dict]) -> str:
+    """A wrk script cycling through requests, each `{"path", "method"?, "body"?, "headers"?: {...}}`."""
+    items = []
+    for r in requests:
+        headers = ", ".join(f"[{lua_string(k)}] = {lua_string(v)}" for k, v in (r.get("headers") or {}).items())
+        body = lua_string(r["body"]) if r.get("body") is not None else "nil"
+        items.append(f'  {{{lua_string(r.get("method", "GET"))}, {lua_string(r["path"])}, {{{headers}}}, {body}}}')
+    return ("local reqs = {\n" + ",\n".join(items) + "\n}\nlocal i = 0\n"
+            "request = function()\n  i = i % #reqs + 1\n  local r = reqs[i]\n"
+            "  return wrk.format(r[1], r[2], r[3], r[4])\nend\n")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Bench:
+    def __init__(self, name: str, args, *, celery: bool = False, env: dict | None = None):
+        self.name, self.args, self.celery, self.extra_env = name, args, celery, env or {}
+        self.procs: list[tuple[str, subprocess.Popen, Path]] = []
+        self.url = ""
+        self.scratch_db = None  # (admin url, database name)
+        self.data_dir: Path | None = None
+        self._baselines: dict[str, Figures] = {}
+
+    # ---- lifecycle
+    def __enter__(self) -> Bench:
+        if shutil.which("wrk") is None:
+            raise SystemExit("wrk is missing: apt-get update && apt-get install -y wrk")
+        signal.signal(signal.SIGALRM, self._alarm)
+        signal.signal(signal.SIGTERM, self._alarm)
+        signal.alarm(self.args.timeout)
+        self.started = time.monotonic()
+        try:
+            self._environment()
+            import django
+            from django.core.management import call_command
+
+            django.setup()
+            call_command("migrate", verbosity=0)
+        except BaseException:
+            self.__exit__(*sys.exc_info())
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        signal.alarm(0)
+        for label, proc, log in reversed(self.procs):
+            self._stop(proc)
+        self.procs.clear()
+        try:
+            from django.db import connections
+
+            for conn in connections.all(initialized_only=True):
+                conn.close()
+                if hasattr(conn, "close_pool"):
+                    conn.close_pool()
+        except Exception:  # Django may not be set up yet
+            pass
+        if self.scratch_db:
+            import psycopg
+
+            admin_url, name = self.scratch_db
+            with psycopg.connect(admin_url, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if self.data_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+        print(f"done in {time.monotonic() - self.started:.0f} s; processes stopped, scratch "
+              f"{'database dropped' if self.scratch_db else 'data removed'}")
+
+    def _alarm(self, signum, frame):
+        raise BenchTimeout(f"stopped after {self.args.timeout} s" if signum == signal.SIGALRM else "terminated")
+
+    def _environment(self) -> None:
+        """Production settings on a scratch database; the same variables for this process and the server."""
+        self.data_dir = Path(tempfile.mkdtemp(prefix=f"bench-{self.name}-"))
+        env = {"DATA_DIR": str(self.data_dir), "DJANGO_SETTINGS_MODULE": "config.settings.production",
+               "DJANGO_SECRET_KEY": secrets.token_urlsafe(40), "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+               "DJANGO_SECURE_SSL_REDIRECT": "false", "BENCH_VIEWS": "true", **self.extra_env}
+        url = os.environ.get("DATABASE_URL", "")
+        if url.startswith(("postgres://", "postgresql://")):
+            import psycopg
+
+            parts = urlsplit(url)
+            name = f"{parts.path.lstrip('/') or 'postgres'}_bench_{self.name}_{os.getpid()}"[:63]
+            admin_url = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
+            with psycopg.connect(admin_url, autocommit=True) as admin:
+                admin.execute(f'CREATE DATABASE "{name}"')
+            self.scratch_db = (admin_url, name)
+            env["DATABASE_URL"] = urlunsplit(parts._replace(path=f"/{name}"))
+        else:
+            os.environ.pop("DATABASE_URL", None)
+        os.environ.update(env)
+        sys.path.insert(0, str(ROOT))
+
+    @property
+    def database(self) -> str:
+        return f"PostgreSQL (scratch database {self.scratch_db[1]})" if self.scratch_db else "SQLite (scratch file)"
+
+    # ---- processes
+    def _start(self, label: str, cmd: list[str], ready) -> subprocess.Popen:
+        log = self.data_dir / f"{label}.log"
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=os.environ.copy(), stdout=open(log, "wb"),
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        self.procs.append((label, proc, log))
+        deadline = time.monotonic() + 60
+        while not ready(log):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{label} did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+        return proc
+
+    @staticmethod
+    def _stop(proc: subprocess.Popen) -> None:
+        """The process group this harness started (gunicorn and its workers, or the Celery worker)."""
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+
+    def serve(self, *, workers: int = 2) -> str:
+        """Start the production server on a free loopback port (and the Celery worker when asked)."""
+        if self.celery:
+            self._start("celery", [str(VENV / "celery"), "-A", "config", "worker", "--loglevel=INFO",
+                                   "--concurrency=2"], lambda log: b" ready." in log.read_bytes())
+        port = free_port()
+        cmd = [str(VENV / "gunicorn"), "config.asgi:application", "-k", "uvicorn_worker.UvicornWorker",
+               "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
+        if (ROOT / "config" / "gunicorn.py").exists():
+            cmd[2:2] = ["-c", "config/gunicorn.py"]
+        self.url = f"http://127.0.0.1:{port}"
+
+        def answering(_log) -> bool:
+            try:
+                return urllib.request.urlopen(f"{self.url}/bench/plain", timeout=2).status == 200
+            except OSError:
+                return False
+
+        self._start("web", cmd, answering)
+        print(f"server: gunicorn, {workers} uvicorn workers, {self.url}; database: {self.database}; "
+              f"wrk -t{self.args.threads} -c{self.args.connections} -d{self.args.duration}s, "
+              f"median of {self.args.runs} run(s)")
+        return self.url
+
+    # ---- load
+    def wrk(self, path: str = "/", *, script: str = "", runs: int | None = None, warmup: int = 2) -> Figures:
+        """Median figures of `runs` wrk runs against one path (or the requests of a `lua_requests` script)."""
+        script_path = self.data_dir / f"wrk-{secrets.token_hex(4)}.lua"
+        script_path.write_text(script + DONE_LUA)
+        results = []
+        for i in range(-1 if warmup else 0, runs or self.args.runs):
+            duration = warmup if i < 0 else self.args.duration
+            cmd = ["wrk", f"-t{self.args.threads}", f"-c{self.args.connections}", f"-d{duration}s", "--latency",
+                   "--timeout", "5s", "-s", str(script_path), self.url + path]
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60, check=True).stdout
+            line = next((ln for ln in out.splitlines() if ln.startswith("BENCH-FIGURES")), None)
+            if line is None:
+                raise RuntimeError(f"wrk gave no figures:\n{out}")
+            requests, micros, p50, p95, status, sockets = map(int, line.split()[1:])
+            if i >= 0:
+                results.append(Figures(requests / (micros / 1e6), p50 / 1000, p95 / 1000, requests, status, sockets))
+        return Figures.median(results)
+
+    def baselines(self) -> dict[str, Figures]:
+        if not self._baselines:
+            for key, (path, label) in BASELINES.items():
+                self._baselines[key] = self.wrk(path)
+                self.report(label, self._baselines[key], baseline=None)
+        return self._baselines
+
+    def report(self, label: str, figures: Figures, *, baseline: str | None = "db") -> None:
+        """One line: req/s, p50, p95, and the ratios to a baseline ("db", "plain" or None)."""
+        text = f"{label:<44} {figures.rps:8.1f} req/s  p50 {figures.p50_ms:7.1f} ms  p95 {figures.p95_ms:7.1f} ms"
+        if baseline:
+            base = self.baselines()[baseline]
+            text += (f"  | {baseline} baseline {base.rps:7.1f} req/s, p95 {base.p95_ms:5.1f} ms: "
+                     f"{figures.rps / base.rps:5.2f}x req/s, {figures.p95_ms / max(base.p95_ms, 0.001):5.2f}x p95")
+        if figures.non_2xx or figures.socket_errors:
+            text += f"  !! {figures.non_2xx} non-2xx, {figures.socket_errors} socket errors"
+        print(text, flush=True)

@@ -1,0 +1,243 @@
+"""Many open log streams on the production server, measured in one run on this machine.
+
+    .venv/bin/python bench/streams.py [--streams 1000] [--lines 40] [--interval 0.1] [--workers 2]
+
+Starts gunicorn with uvicorn workers on a scratch database (bench/harness.py: SQLite in a temporary folder, or a
+scratch PostgreSQL database when DATABASE_URL points at PostgreSQL; Redis pub/sub when REDIS_URL is set),
+creates a user, workspace, project and a building deployment, opens STREAMS concurrent log streams with a stream
+token (raw asyncio sockets), then appends LINES lines through `log_append` (what builds call) every INTERVAL
+seconds while `/health` is asked in a loop. Prints:
+
+- line latency p50/p95: from the start of `log_append` to the line's arrival on a stream, over every stream;
+- `/health` p50/p95 while the streams are open;
+- what the open streams cost the server: threads per worker, Redis pub/sub subscriptions, database connections.
+
+Bounded in time (--timeout, default 110 s); every process it started is stopped on the way out.
+"""
+import argparse
+import asyncio
+import os
+import re
+import resource
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.harness import Bench, bench_arguments  # noqa: E402
+
+EVENT = re.compile(rb"id: (\d+)\nevent: log\ndata: line (\d+)\n\n")
+
+
+class Stream:
+    """One SSE client on a raw socket: records when each line arrived."""
+
+    def __init__(self):
+        self.arrived: dict[int, float] = {}
+        self.ended = False
+        self.status = 0
+
+    async def run(self, host, port, path, opened: asyncio.Event, sem: asyncio.Semaphore):
+        async with sem:
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n".encode())
+            await writer.drain()
+            head = await reader.readuntil(b"\r\n\r\n")
+            self.status = int(head.split(b" ", 2)[1])
+            buffer = b""
+            while self.status == 200 and b": stream open" not in buffer:
+                data = await reader.read(4096)
+                if not data:
+                    break
+                buffer += data
+        opened.set()
+        if self.status != 200:
+            writer.close()
+            return
+        try:
+            while not self.ended:
+                data = await reader.read(65536)
+                if not data:
+                    break
+                now = time.perf_counter()
+                buffer += data
+                for match in EVENT.finditer(buffer):
+                    self.arrived.setdefault(int(match[2]), now)
+                if b"event: end" in buffer:
+                    self.ended = True
+                cut = buffer.rfind(b"\n\n")
+                if cut >= 0:
+                    buffer = buffer[cut + 2:]
+        finally:
+            writer.close()
+
+
+def pct(values, q):
+    return statistics.quantiles(values, n=100)[q - 1] * 1000 if len(values) > 1 else float("nan")
+
+
+async def health_loop(host, port, stop: asyncio.Event, samples: list):
+    while not stop.is_set():
+        start = time.perf_counter()
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(f"GET /health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        await writer.drain()
+        body = await reader.read()
+        writer.close()
+        if body.startswith(b"HTTP/1.1 200"):
+            samples.append(time.perf_counter() - start)
+        await asyncio.sleep(0.05)
+
+
+def worker_pids(bench) -> list[str]:
+    master = next(proc for label, proc, _ in bench.procs if label == "web").pid
+    try:
+        return Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    except OSError:
+        return []
+
+
+def cpu_seconds(pids) -> dict[str, float]:
+    """User + system CPU seconds of each process (and of this one, as "bench")."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    found = {"bench": sum(os.times()[:2])}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            found[pid] = (int(fields[11]) + int(fields[12])) / ticks
+        except OSError:
+            pass
+    return found
+
+
+def server_cost(bench, channel: str) -> str:
+    """Threads of each worker, Redis subscribers of the channel, database connections."""
+    workers = worker_pids(bench)
+    threads = [len(os.listdir(f"/proc/{pid}/task")) for pid in workers if os.path.isdir(f"/proc/{pid}/task")]
+    parts = [f"threads per worker {threads}"]
+    if os.environ.get("REDIS_URL"):
+        import redis
+
+        subs = dict(redis.Redis.from_url(os.environ["REDIS_URL"]).pubsub_numsub(channel))[channel.encode()]
+        parts.append(f"Redis subscriptions to the channel {subs}")
+    if bench.scratch_db:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+            parts.append(f"PostgreSQL connections to the scratch database {cursor.fetchone()[0]} (this one included)")
+    return "; ".join(parts)
+
+
+def setup():
+    from platform_app.models import Deployment, Membership, Project, User, Workspace
+    from platform_app.services.keys import token_issue
+
+    user = User.objects.create_user(email="bench@example.com", password="bench-password-1")
+    workspace = Workspace.objects.create(name="Bench", slug="bench")
+    Membership.objects.create(workspace=workspace, user=user, role="owner")
+    project = Project.objects.create(workspace=workspace, name="Site", slug="site",
+                                     git_url="https://git.example.com/site.git")
+    deployment = Deployment.objects.create(project=project, env="preview", branch="main", status="building")
+    token, _ = token_issue(subject=str(user.pk), audience="platform-stream", ttl_seconds=600, scopes=["read"])
+    return deployment, token
+
+
+async def measure(bench, args, deployment, token):
+    from django.db import connection
+
+    from platform_app.models import Deployment
+    from platform_app.services.deployments import log_append, log_channel
+
+    host, port = urlsplit(bench.url).hostname, urlsplit(bench.url).port
+    path = f"/v1/orgs/bench/deployments/{deployment.pk}/logs/stream?token={token}"
+    streams = [Stream() for _ in range(args.streams)]
+    opened = [asyncio.Event() for _ in streams]
+    sem = asyncio.Semaphore(100)  # connects in flight at once
+    start = time.perf_counter()
+    tasks = [asyncio.create_task(s.run(host, port, path, o, sem)) for s, o in zip(streams, opened)]
+    await asyncio.wait_for(asyncio.gather(*(o.wait() for o in opened)), 60)
+    bad = sum(1 for s in streams if s.status != 200)
+    print(f"{args.streams} streams open in {time.perf_counter() - start:.1f} s ({bad} not 200)", flush=True)
+
+    sent: dict[int, float] = {}
+    stop, health = asyncio.Event(), []
+    prober = asyncio.create_task(health_loop(host, port, stop, health))
+
+    def writer():
+        try:
+            for n in range(1, args.lines + 1):
+                sent[n] = time.perf_counter()
+                log_append(deployment, f"line {n}")
+                time.sleep(args.interval)
+        finally:
+            connection.close()
+
+    cpu_before, wall_before = cpu_seconds(worker_pids(bench)), time.perf_counter()
+    thread = threading.Thread(target=writer)
+    thread.start()
+    await asyncio.sleep(args.lines * args.interval / 2)
+    cost = await asyncio.to_thread(server_cost, bench, log_channel(deployment.pk))
+    while thread.is_alive():
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)  # the last lines travel
+    cpu_after, wall = cpu_seconds(worker_pids(bench)), time.perf_counter() - wall_before
+    busy = {k: (cpu_after[k] - cpu_before[k]) / wall * 100 for k in cpu_after if k in cpu_before}
+    stop.set()
+    await prober
+
+    def finish():
+        Deployment.objects.filter(pk=deployment.pk).update(status="ready")
+        connection.close()
+
+    await asyncio.to_thread(finish)
+    done, pending = await asyncio.wait(tasks, timeout=20)
+    for task in pending:
+        task.cancel()
+
+    latencies = [s.arrived[n] - sent[n] for s in streams for n in s.arrived if n in sent]
+    complete = sum(1 for s in streams if set(s.arrived) == set(sent))
+    print(f"lines appended: {args.lines} every {args.interval * 1000:.0f} ms; streams that got every line exactly "
+          f"once: {complete}/{args.streams}; ended with `end`: {sum(s.ended for s in streams)}")
+    print(f"line latency (log_append → stream): p50 {pct(latencies, 50):.1f} ms, p95 {pct(latencies, 95):.1f} ms, "
+          f"max {max(latencies) * 1000:.1f} ms over {len(latencies)} deliveries")
+    print(f"/health while {args.streams} streams are open: p50 {pct(health, 50):.1f} ms, "
+          f"p95 {pct(health, 95):.1f} ms over {len(health)} requests")
+    print(f"server while streaming: {cost}")
+    server_cpu = sum(cpu_after[k] - cpu_before[k] for k in busy if k != "bench")
+    print("CPU while appending (% of one core): " + ", ".join(
+        f"{'bench client' if k == 'bench' else f'worker {k}'} {v:.0f}%" for k, v in busy.items())
+        + f"; server CPU per delivered line {server_cpu / max(len(latencies), 1) * 1e6:.0f} µs")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (other work on it inflates "
+          f"latencies)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    bench_arguments(parser)
+    parser.set_defaults(timeout=110)
+    parser.add_argument("--streams", type=int, default=1000)
+    parser.add_argument("--lines", type=int, default=40)
+    parser.add_argument("--interval", type=float, default=0.1, help="seconds between two appended lines")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = args.streams * 2 + 256  # our sockets; the server's children inherit the limit too
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+
+    with Bench("streams", args) as bench:
+        deployment, token = setup()
+        bench.serve(workers=args.workers)
+        print(f"log follow: {'Redis pub/sub (one connection per worker)' if os.environ.get('REDIS_URL') else 'polling'}",
+              flush=True)
+        asyncio.run(measure(bench, args, deployment, token))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Gunicorn settings for the web process: `gunicorn config.asgi:application -c config/gunicorn.py`.
+
+Gunicorn supervises the workers (restarts one that dies or hangs); each worker is uvicorn running the ASGI
+application, so open log streams wait on the event loop instead of holding threads. docs/deployment.md has the
+whole picture; every value below can be set from the environment.
+"""
+import logging
+import os
+
+from gunicorn.glogging import Logger
+
+bind = [os.environ.get("WEB_BIND") or f"0.0.0.0:{os.environ.get('WEB_PORT', '8000')}"]
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+worker_class = "uvicorn_worker.UvicornWorker"
+backlog = int(os.environ.get("WEB_BACKLOG", "2048"))  # connections waiting for accept() during bursts
+# A worker that stops answering its heartbeat for this long is killed and replaced. Uvicorn beats from the
+# event loop, so a long-lived stream never counts as silence.
+timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
+# On stop or reload: seconds a worker gets to finish its requests. Streams still open then are cut; their
+# clients reconnect with Last-Event-ID and miss nothing.
+graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "20"))
+keepalive = int(os.environ.get("WEB_KEEPALIVE", "5"))  # idle seconds a kept-alive connection stays open
+# Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated addresses, `*` for any).
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+# Recycle each worker after about this many requests (0: never), jittered so they do not restart together.
+max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "0"))
+max_requests_jitter = max(max_requests // 10, 0)
+
+accesslog = "-"  # stdout
+errorlog = "-"
+loglevel = os.environ.get("WEB_LOG_LEVEL", "info")
+
+
+class CompactLogger(Logger):
+    """Access lines as `time [pid] client - "METHOD /path HTTP/1.1" status` (uvicorn writes the message;
+    gunicorn's `access_log_format` does not apply to uvicorn workers)."""
+
+    access_fmt = "%(asctime)s [%(process)d] %(message)s"
+    datefmt = "%Y-%m-%dT%H:%M:%S%z"
+
+    def setup(self, cfg):
+        super().setup(cfg)
+        for handler in self.access_log.handlers:
+            handler.setFormatter(logging.Formatter(self.access_fmt, self.datefmt))
+
+
+logger_class = CompactLogger
+
+
+def post_worker_init(worker):
+    # The application is loaded: keep its objects (about 40% of a worker's) out of the collector's full passes,
+    # which pause every open stream of the worker while they run.
+    import gc
+
+    gc.freeze()

@@ -1,0 +1,37 @@
+"""The one way services hand work to the job queue.
+
+`enqueue(task, *args, **kwargs)` publishes once the current transaction commits (at once outside one), with
+the short, bounded retry policy and broker socket timeouts of `config/settings/celery.py`, so a request never
+waits long on an unreachable broker. A publish that still fails is logged, never raised: the transaction has
+already committed, and the row the job is about stays in a state its beat sweep picks up again (a deployment
+`queued` past `BUILD_REQUEUE_AFTER_SECONDS`, a code delivery `queued` past `OTP_REDELIVER_AFTER_SECONDS`;
+docs/deployment.md, "When a dependency is down"). Tasks are idempotent, so a second publish is harmless.
+"""
+import logging
+
+from django.conf import settings
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+
+def enqueue(task, *args, **kwargs) -> None:
+    """Run `task(*args, **kwargs)` on a worker once the current transaction commits."""
+    transaction.on_commit(lambda: publish(task, args, kwargs))
+
+
+def publish(task, args=(), kwargs=None, **options) -> bool:
+    """Publish now (tasks and sweeps, which run outside transactions; `options` as `apply_async`'s, e.g.
+    `countdown`); False, and a warning, when the broker cannot be reached within the retry policy."""
+    if task.app.conf.task_always_eager:
+        # Tests run tasks inline: their errors are the caller's to see, not a broker outage.
+        task.apply_async(args, kwargs or {}, **options)
+        return True
+    try:
+        task.apply_async(args, kwargs or {}, retry=True, retry_policy=settings.CELERY_TASK_PUBLISH_RETRY_POLICY,
+                         **options)
+    except Exception as exc:  # noqa: BLE001 - any broker failure: the beat sweep of the row retries it
+        logger.warning("Could not enqueue %s for %s (%s: %s); its beat sweep will enqueue it again.",
+                       task.name, args[0] if args else "-", type(exc).__name__, exc)
+        return False
+    return True

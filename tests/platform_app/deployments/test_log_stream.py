@@ -1,0 +1,235 @@
+"""The live log stream (server-sent events): resume with Last-Event-ID without losing or repeating a line, over
+the test client (the async body driven synchronously) and through the ASGI application the server runs."""
+import asyncio
+import os
+import threading
+import time
+
+import pytest
+from django.db import connection
+
+from platform_app.models import Deployment, LogLine, Project
+from platform_app.services.auth import session_start
+from platform_app.services.deployments import log_append, log_channel
+
+URL = "/v1/orgs/acme/deployments/{}/logs/stream"
+
+
+@pytest.fixture
+def deployment(workspace):
+    project = Project.objects.create(workspace=workspace, name="Site", slug="site",
+                                     git_url="https://git.example.com/site.git")
+    return Deployment.objects.create(project=project, env="preview", branch="main", status="building")
+
+
+def events(text: str) -> list[tuple[str, str, str]]:
+    """(id, event, data) of each event in an SSE body; comments (`: ...`) are not events."""
+    found = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.split("\n") if line and not line.startswith(":"))
+        if fields:
+            found.append((fields.get("id", ""), fields.get("event", ""), fields.get("data", "")))
+    return found
+
+
+def log_ids(text: str) -> list[int]:
+    return [int(i) for i, kind, _ in events(text) if kind == "log"]
+
+
+def append(deployment, first: int, last: int) -> None:
+    for n in range(first, last + 1):
+        log_append(deployment, f"line {n}\nwith a second row")
+
+
+def test_resume_after_last_event_id_replays_only_the_later_lines(alice_client, deployment):
+    append(deployment, 1, 7)
+    Deployment.objects.filter(pk=deployment.pk).update(status="ready")
+
+    resp = alice_client.get(URL.format(deployment.pk), HTTP_LAST_EVENT_ID="3")
+    assert resp.status_code == 200 and resp["Content-Type"] == "text/event-stream"
+    assert resp["Cache-Control"] == "no-cache" and resp["X-Accel-Buffering"] == "no"
+    text = b"".join(resp.streaming_content).decode()
+    assert text.startswith(": stream open\n\n")
+    assert events(text) == [(str(n), "log", f"line {n} with a second row") for n in range(4, 8)] + [
+        ("", "end", "ready")]
+
+    by_query = b"".join(alice_client.get(URL.format(deployment.pk) + "?lastEventId=5").streaming_content).decode()
+    assert log_ids(by_query) == [6, 7] and events(by_query)[-1] == ("", "end", "ready")
+    everything = b"".join(alice_client.get(URL.format(deployment.pk)).streaming_content).decode()
+    assert log_ids(everything) == list(range(1, 8))
+    assert LogLine.objects.filter(deployment=deployment).count() == 7  # reading never writes
+
+
+def test_browser_event_source_accept_header_is_served(alice, api, as_user, charlie, deployment):
+    """EventSource sends `Accept: text/event-stream`: the stream answers it; errors still answer JSON."""
+    from platform_app.services.keys import token_issue
+
+    append(deployment, 1, 2)
+    Deployment.objects.filter(pk=deployment.pk).update(status="error")
+    token, _ = token_issue(subject=str(alice.pk), audience="platform-stream", ttl_seconds=60, scopes=["read"])
+    resp = api.get(URL.format(deployment.pk) + f"?token={token}", HTTP_ACCEPT="text/event-stream")
+    assert resp.status_code == 200 and resp["Content-Type"] == "text/event-stream"
+    assert events(b"".join(resp.streaming_content).decode())[-1] == ("", "end", "error")
+
+    anonymous = api.get(URL.format(deployment.pk), HTTP_ACCEPT="text/event-stream")
+    assert anonymous.status_code == 401 and anonymous["Content-Type"].startswith("application/json")
+    outsider = as_user(charlie).get(URL.format(deployment.pk), HTTP_ACCEPT="text/event-stream")
+    assert outsider.status_code == 404 and outsider.json()["code"] == "not_found"
+
+
+def test_live_stream_cut_then_resumed_loses_and_repeats_nothing(transactional_db, alice, as_user, deployment):
+    """Lines arrive while the client reads; the client drops mid-stream and comes back with Last-Event-ID:
+    together the two streams hold every line exactly once. (Transactional: hanging up finishes the request,
+    which gives the database connection back.)"""
+    client = as_user(alice)
+    append(deployment, 1, 2)
+    first = client.get(URL.format(deployment.pk))
+    chunks = iter(first.streaming_content)
+    seen = ""
+    while log_ids(seen)[-1:] != [2]:
+        seen += next(chunks).decode()
+    append(deployment, 3, 8)  # the build goes on while the stream is open
+    while 5 not in log_ids(seen):
+        seen += next(chunks).decode()
+    first.close()  # the client goes away mid-stream
+    resume_at = log_ids(seen)[-1]
+
+    append(deployment, 9, 12)
+    Deployment.objects.filter(pk=deployment.pk).update(status="ready")
+    second = client.get(URL.format(deployment.pk), HTTP_LAST_EVENT_ID=str(resume_at))
+    rest = b"".join(second.streaming_content).decode()
+    assert log_ids(seen) + log_ids(rest) == list(range(1, 13))
+    assert events(rest)[-1] == ("", "end", "ready")
+
+
+# Through config.asgi.application, as gunicorn's uvicorn workers run it ---------------------------------------
+
+class AsgiStream:
+    """One GET through the ASGI application, read message by message, cut by a client disconnect."""
+
+    def __init__(self, path: str, headers: dict):
+        from config.asgi import application
+
+        path, _, query = path.partition("?")
+        headers = [(b"host", b"testserver")] + [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
+                 "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query.encode(),
+                 "root_path": "", "client": ("127.0.0.1", 40000), "server": ("testserver", 80), "headers": headers}
+        self.messages: asyncio.Queue = asyncio.Queue()
+        self.gone = asyncio.Event()
+        self.requested = False
+        self.text = ""
+        self.task = asyncio.ensure_future(application(scope, self.receive, self.messages.put))
+
+    async def receive(self):
+        if not self.requested:
+            self.requested = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await self.gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def start(self) -> dict:
+        message = await asyncio.wait_for(self.messages.get(), 30)
+        assert message["type"] == "http.response.start"
+        return {"status": message["status"], **{k.decode().lower(): v.decode() for k, v in message["headers"]}}
+
+    async def read_until(self, done) -> str:
+        """Body until `done(text)` or the end of the response."""
+        while not done(self.text):
+            message = await asyncio.wait_for(self.messages.get(), 30)
+            self.text += message.get("body", b"").decode()
+            if not message.get("more_body"):
+                break
+        return self.text
+
+    async def disconnect(self) -> None:
+        self.gone.set()
+        await asyncio.wait_for(self.task, 30)
+
+
+def in_thread(fn, *args, **kwargs):
+    """`fn` on a helper thread (a writer next to the server), closing that thread's connection after."""
+    from asgiref.sync import sync_to_async
+
+    def call():
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            connection.close()
+
+    return sync_to_async(call, thread_sensitive=False)()
+
+
+async def wait_for(predicate, what: str):
+    deadline = time.monotonic() + 20
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.05)
+
+
+def test_asgi_stream_holds_no_request_thread_and_resumes_exactly(transactional_db, alice, deployment):
+    headers = {"Authorization": f"Bearer {session_start(user=alice).access_token}"}
+    append(deployment, 1, 3)
+
+    def request_threads():
+        return [t for t in threading.enumerate() if t.name.startswith("request_")]
+
+    async def main():
+        first = AsgiStream(URL.format(deployment.pk), headers)
+        head = await first.start()
+        assert head["status"] == 200 and head["content-type"] == "text/event-stream"
+        await first.read_until(lambda text: log_ids(text)[-1:] == [3])
+        # open and waiting: the view's thread (and its database connection) went back at once
+        await wait_for(lambda: not request_threads(), "an open stream still holds its request thread")
+        await in_thread(append, deployment, 4, 6)
+        seen = await first.read_until(lambda text: 5 in log_ids(text))
+        await first.disconnect()
+        resume_at = log_ids(seen)[-1]
+
+        second = AsgiStream(URL.format(deployment.pk), {**headers, "Last-Event-ID": str(resume_at)})
+        assert (await second.start())["status"] == 200
+        await in_thread(append, deployment, 7, 9)
+        await in_thread(Deployment.objects.filter(pk=deployment.pk).update, status="ready")
+        rest = await second.read_until(lambda text: "event: end" in text)
+        await second.disconnect()
+        return seen, rest
+
+    seen, rest = asyncio.run(main())
+    assert log_ids(seen) + log_ids(rest) == list(range(1, 10))
+    assert events(rest)[-1] == ("", "end", "ready")
+    assert "data: line 4 with a second row" in seen
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")
+def test_hub_shares_one_redis_subscription_between_local_streams(transactional_db, deployment):
+    """Two local subscribers of a channel: one Redis subscription; a log line wakes both; after the last one
+    leaves, the process no longer subscribes."""
+    import redis
+
+    from platform_app.services.channel_hub import channel_hub, channel_hub_close
+
+    channel = log_channel(deployment.pk)
+    client = redis.Redis.from_url(os.environ["REDIS_URL"])
+
+    def subscribers() -> int:
+        return dict(client.pubsub_numsub(channel))[channel.encode()]
+
+    async def main():
+        hub = channel_hub()
+        a, b = await hub.subscribe(channel), await hub.subscribe(channel)
+        await wait_for(lambda: hub.healthy, "the hub never connected")
+        await wait_for(lambda: subscribers() == 1, "no Redis subscription")
+        await a.wait(0), await b.wait(0)  # drop the wake-up that follows connecting
+        await in_thread(log_append, deployment, "hello")
+        woken = [await a.wait(20), await b.wait(20)]
+        await a.close()
+        still = subscribers()
+        await b.close()
+        await wait_for(lambda: subscribers() == 0, "the subscription outlived its last stream")
+        await channel_hub_close()
+        return woken, still
+
+    woken, still = asyncio.run(main())
+    assert woken == [True, True] and still == 1
+    assert LogLine.objects.get(deployment=deployment).text == "hello"

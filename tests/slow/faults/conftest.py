@@ -1,0 +1,45 @@
+"""Fixtures of the fault tests: the module's scratch database (migrated once), a `Stack` per test, and `orm`
+to read and write the children's database from the test process."""
+import contextlib
+import os
+
+import pytest
+
+from tests.processes import child_env, manage
+from tests.scratch_database import ScratchDatabase, default_database
+from tests.slow.faults.stack import Stack
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    """The module's database, migrated once, and the data folder every child process shares."""
+    data_dir = tmp_path_factory.mktemp("faults") / "data"
+    data_dir.mkdir()
+    database = ScratchDatabase(base_url=os.environ.get("DATABASE_URL"), data_dir=data_dir).create()
+    try:
+        manage(child_env(data_dir=data_dir, database_url=database.url()), "migrate", "--noinput")
+        yield database
+    finally:
+        database.drop()
+
+
+@pytest.fixture
+def stack(scratch, tmp_path):
+    stack = Stack(scratch, tmp_path)
+    yield stack
+    stack.close()
+    print(stack.logs())  # shown when the test failed
+
+
+@pytest.fixture
+def orm(scratch, django_db_blocker):
+    """`with orm():` the ORM and services of this process work on the children's database."""
+
+    @contextlib.contextmanager
+    def use():
+        with django_db_blocker.unblock(), default_database(scratch):
+            yield
+
+    return use
+
+

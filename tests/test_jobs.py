@@ -1,0 +1,55 @@
+"""config/jobs.py: a broker that cannot be reached is logged, never raised into the request that committed."""
+import logging
+
+import pytest
+from celery import Celery
+from django.db import transaction
+
+from config.jobs import enqueue, publish
+from tests.processes import free_port
+
+
+@pytest.fixture
+def unreachable_app():
+    """A Celery app whose broker is a closed loopback port, and one task on it."""
+    app = Celery("jobs-test", broker=f"redis://127.0.0.1:{free_port()}/0", set_as_current=False)
+    app.conf.broker_transport_options = {"socket_connect_timeout": 1, "socket_timeout": 1}
+    calls = []
+
+    @app.task(name="jobs_test.record")
+    def record(value):
+        calls.append(value)
+        if value == "boom":
+            raise ValueError("the task failed")
+
+    return app, record, calls
+
+
+def test_a_publish_the_broker_refuses_is_logged_and_reported(unreachable_app, caplog):
+    _, task, calls = unreachable_app
+    with caplog.at_level(logging.WARNING, logger="config.jobs"):
+        assert publish(task, ("dpl_1",)) is False
+    assert calls == []
+    assert "Could not enqueue jobs_test.record for dpl_1" in caplog.text
+
+
+@pytest.mark.django_db
+def test_an_enqueue_after_commit_never_raises_into_the_caller(unreachable_app, django_capture_on_commit_callbacks,
+                                                             caplog):
+    _, task, calls = unreachable_app
+    with caplog.at_level(logging.WARNING, logger="config.jobs"):
+        with django_capture_on_commit_callbacks(execute=True) as callbacks, transaction.atomic():
+            enqueue(task, "dpl_2")
+            assert "Could not enqueue" not in caplog.text  # nothing is published before the commit
+    assert len(callbacks) == 1
+    assert "Could not enqueue jobs_test.record for dpl_2" in caplog.text
+
+
+def test_eager_tasks_run_inline_and_their_errors_reach_the_caller(unreachable_app):
+    app, task, calls = unreachable_app
+    app.conf.task_always_eager = True
+    app.conf.task_eager_propagates = True
+    assert publish(task, ("ok",)) is True
+    with pytest.raises(ValueError, match="the task failed"):
+        publish(task, ("boom",))
+    assert calls == ["ok", "boom"]
