@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.db.models import ProtectedError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
@@ -129,6 +130,12 @@ def classify(exc) -> ApplicationError | None:
         return exc
     if isinstance(exc, Http404):
         return NotFound()
+    if isinstance(exc, OperationalError | InterfaceError):  # the database is unreachable or overloaded
+        import logging
+
+        logging.getLogger("config.errors").warning("database unavailable: %s", exc)
+        return ServiceUnavailable("The database is not available; try again shortly.", code="database_unavailable",
+                                  headers={"Retry-After": "5"})
     if isinstance(exc, RequestDataTooBig):  # a body read past DATA_UPLOAD_MAX_MEMORY_SIZE (chunked, or a form)
         return PayloadTooLarge(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
     if isinstance(exc, SuspiciousOperation):  # too many form fields or files, a malformed request

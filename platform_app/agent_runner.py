@@ -31,7 +31,8 @@ class Process:
 
     def read(self):
         for raw in iter(self.popen.stdout.readline, b""):
-            self.lines.append(raw.decode("utf-8", errors="replace").rstrip("\n"))
+            # NUL cannot be stored in a text column; the platform refuses it.
+            self.lines.append(raw.decode("utf-8", errors="replace").rstrip("\n").replace("\0", "\ufffd"))
 
     def stop(self):
         try:

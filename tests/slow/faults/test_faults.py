@@ -144,6 +144,9 @@ def test_postgres_unreachable_health_answers_503_and_the_service_recovers_withou
         assert down.headers["content-type"].startswith("application/json")
         assert down.json() == {"code": "database_unavailable", "message": "The database is not answering.",
                                "details": {"database": "unavailable"}, "status": 503}
+    # any other route answers 503 in the platform's shape too (after the pool gives up waiting), never a 500
+    route = api.get("/v1/auth/me", timeout=30)
+    assert route.status_code == 503 and route.json()["code"] == "database_unavailable"
 
     proxy.start()  # same port
     wait_until(lambda: httpx.get(web.url + "/health", timeout=5).status_code == 200, timeout=RECOVERY,
