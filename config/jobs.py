@@ -6,11 +6,16 @@ waits long on an unreachable broker. A publish that still fails is logged, never
 already committed, and the row the job is about stays in a state its beat sweep picks up again (a deployment
 `queued` past `BUILD_REQUEUE_AFTER_SECONDS`, a code delivery `queued` past `OTP_REDELIVER_AFTER_SECONDS`;
 docs/deployment.md, "When a dependency is down"). Tasks are idempotent, so a second publish is harmless.
+
+`task` is a task's registered name (what services pass: they never import task modules, since tasks import
+services) or a task object.
 """
 import logging
 
 from django.conf import settings
 from django.db import transaction
+
+from config.celery_app import app as celery_app
 
 logger = logging.getLogger(__name__)
 
@@ -20,18 +25,29 @@ def enqueue(task, *args, **kwargs) -> None:
     transaction.on_commit(lambda: publish(task, args, kwargs))
 
 
+def _signature(task, args, kwargs):
+    if not isinstance(task, str):
+        return task.signature(args, kwargs)
+    if task not in celery_app.tasks:
+        # Register every app's tasks module (as a worker does at start), so the task's own options apply and
+        # eager mode runs it inline; a name still unknown afterwards raises NotRegistered, never publishes.
+        celery_app.autodiscover_tasks(force=True)
+    celery_app.tasks[task]  # raises NotRegistered for a name no app declares
+    return celery_app.signature(task, args=args, kwargs=kwargs)
+
+
 def publish(task, args=(), kwargs=None, **options) -> bool:
     """Publish now (tasks and sweeps, which run outside transactions; `options` as `apply_async`'s, e.g.
     `countdown`); False, and a warning, when the broker cannot be reached within the retry policy."""
-    if task.app.conf.task_always_eager:
+    signature = _signature(task, tuple(args), kwargs or {})
+    if signature.app.conf.task_always_eager:
         # Tests run tasks inline: their errors are the caller's to see, not a broker outage.
-        task.apply_async(args, kwargs or {}, **options)
+        signature.apply_async(**options)
         return True
     try:
-        task.apply_async(args, kwargs or {}, retry=True, retry_policy=settings.CELERY_TASK_PUBLISH_RETRY_POLICY,
-                         **options)
+        signature.apply_async(retry=True, retry_policy=settings.CELERY_TASK_PUBLISH_RETRY_POLICY, **options)
     except Exception as exc:  # noqa: BLE001 - any broker failure: the beat sweep of the row retries it
         logger.warning("Could not enqueue %s for %s (%s: %s); its beat sweep will enqueue it again.",
-                       task.name, args[0] if args else "-", type(exc).__name__, exc)
+                       signature.task, args[0] if args else "-", type(exc).__name__, exc)
         return False
     return True

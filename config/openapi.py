@@ -70,13 +70,17 @@ ERROR_SERIALIZERS = {"platform": PlatformErrorSerializer, "otp": OtpErrorSeriali
                      "warehouse": WarehouseErrorSerializer}
 
 
+def _strict_input(serializer) -> bool:
+    """An input serializer that rejects unknown fields (`platform_app.api.base.InputSerializer` and its
+    subclasses, which declare `schema_extra`): recognised by that attribute, so config imports no app."""
+    return isinstance(getattr(type(serializer), "schema_extra", None), dict)
+
+
 class ServiceAutoSchema(AutoSchema):
     def _map_serializer(self, serializer, direction, bypass_extensions=False):
-        from platform_app.api.base import InputSerializer
-
         schema = super()._map_serializer(serializer, direction, bypass_extensions)
         serializer = force_instance(serializer)
-        if direction == "request" and isinstance(serializer, InputSerializer):
+        if direction == "request" and _strict_input(serializer):
             schema["additionalProperties"] = False
             schema.update(serializer.schema_extra)
             if type(serializer).__doc__ is None:
@@ -84,9 +88,7 @@ class ServiceAutoSchema(AutoSchema):
         return schema
 
     def _get_request_for_media_type(self, serializer, direction="request"):
-        from platform_app.api.base import InputSerializer
-
-        if self.method != "PATCH" or not isinstance(force_instance(serializer), InputSerializer):
+        if self.method != "PATCH" or not _strict_input(force_instance(serializer)):
             return super()._get_request_for_media_type(serializer, direction)
         # the views validate a PATCH body with the serializer as declared (its optional fields are what may be
         # left out), not with DRF's partial copy: publish it as declared

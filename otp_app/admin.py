@@ -1,7 +1,8 @@
 """Staff views of the OTP service. Code hashes and key hashes are never shown."""
 from django.contrib import admin
 
-from otp_app.models import ApiKey, Balance, Charge, Delivery, OtpRecord, RoutingRule, SandboxMessage, WorkspacePolicy
+from otp_app.models import (ApiKey, Balance, Charge, Delivery, IdempotencyKey, OtpRecord, RoutingRule, SandboxMessage,
+                            WorkspacePolicy)
 
 
 @admin.register(ApiKey)
@@ -9,6 +10,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     list_display = ("prefix", "name", "workspace", "mode", "created_at", "last_used_at", "revoked_at")
     list_filter = ("mode",)
     search_fields = ("prefix", "name", "workspace__slug")
+    list_select_related = ("workspace",)
     exclude = ("key_hash",)
     readonly_fields = ("id", "prefix", "workspace", "mode", "created_at", "last_used_at")
 
@@ -27,6 +29,7 @@ class OtpRecordAdmin(admin.ModelAdmin):
                     "created_at", "expires_at")
     list_filter = ("status", "mode", "channel")
     search_fields = ("id", "recipient", "workspace__slug")
+    list_select_related = ("workspace",)
     exclude = ("code_hash",)
     readonly_fields = ("id", "api_key", "workspace", "mode", "recipient", "locale", "channel", "route", "status",
                        "attempts_left", "sends", "created_at", "last_sent_at", "expires_at", "verified_at")
@@ -38,32 +41,55 @@ class DeliveryAdmin(admin.ModelAdmin):
     list_display = ("record", "send_number", "channel", "status", "provider_message_id", "tries", "updated_at")
     list_filter = ("channel", "status")
     search_fields = ("record__id", "provider_message_id")
+    raw_id_fields = ("record",)
+    readonly_fields = ("created_at",)
 
 
 @admin.register(Balance)
 class BalanceAdmin(admin.ModelAdmin):
     list_display = ("workspace", "amount", "currency", "updated_at")
     search_fields = ("workspace__slug",)
+    list_select_related = ("workspace",)
+    raw_id_fields = ("workspace",)
 
 
 @admin.register(Charge)
 class ChargeAdmin(admin.ModelAdmin):
     list_display = ("workspace", "channel", "amount", "currency", "created_at")
     list_filter = ("channel",)
+    search_fields = ("workspace__slug",)
+    list_select_related = ("workspace",)
+    raw_id_fields = ("workspace", "delivery")
 
 
 @admin.register(RoutingRule)
 class RoutingRuleAdmin(admin.ModelAdmin):
     list_display = ("workspace", "country", "channels")
     search_fields = ("workspace__slug", "country")
+    list_select_related = ("workspace",)
+    raw_id_fields = ("workspace",)
 
 
 @admin.register(WorkspacePolicy)
 class WorkspacePolicyAdmin(admin.ModelAdmin):
     list_display = ("workspace", "allowed_countries")
+    search_fields = ("workspace__slug",)
+    list_select_related = ("workspace",)
+    raw_id_fields = ("workspace",)
 
 
 @admin.register(SandboxMessage)
 class SandboxMessageAdmin(admin.ModelAdmin):
     list_display = ("record", "channel", "recipient", "created_at")
+    list_filter = ("channel",)
+    search_fields = ("record__id", "recipient")
+    raw_id_fields = ("api_key", "record")
     exclude = ("code",)
+
+
+@admin.register(IdempotencyKey)
+class IdempotencyKeyAdmin(admin.ModelAdmin):
+    list_display = ("key", "api_key", "record", "created_at")
+    search_fields = ("key", "record__id", "api_key__prefix")
+    list_select_related = ("api_key__workspace",)
+    readonly_fields = ("api_key", "key", "request_hash", "record", "created_at")

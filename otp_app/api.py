@@ -210,9 +210,7 @@ class TwilioCallbackView(APIView):
     def post(self, request):
         import hmac
 
-        from config.jobs import publish
-        from otp_app.services.delivery import delivery_status_update
-        from otp_app.tasks import otp_deliver
+        from otp_app.services.delivery import delivery_follow_up, delivery_status_update
 
         params = {k: request.data.get(k) for k in request.data}
         url = settings.OTP_PUBLIC_BASE_URL.rstrip("/") + request.path
@@ -221,6 +219,5 @@ class TwilioCallbackView(APIView):
             raise ApplicationError("Bad signature.", code="invalid_signature", status=401)
         attempt = delivery_status_update(provider_message_id=params.get("MessageSid", ""),
                                          provider_status=params.get("MessageStatus", ""))
-        if attempt is not None and attempt.outcome == "fallback":
-            publish(otp_deliver, (attempt.next_delivery.pk, attempt.sealed_code))
+        delivery_follow_up(attempt=attempt)
         return Response(status=204)

@@ -168,5 +168,8 @@ class WorkspacePolicy(models.Model):
     workspace = models.OneToOneField("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_policy")
     allowed_countries = models.JSONField(default=list, blank=True)
 
+    class Meta:
+        verbose_name_plural = "workspace policies"
+
     def __str__(self):
         return f"{self.workspace}: {', '.join(self.allowed_countries) or 'all countries'}"

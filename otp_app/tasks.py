@@ -5,15 +5,10 @@ from celery import shared_task
 @shared_task(acks_late=True, ignore_result=True, name="otp_app.tasks.otp_deliver")
 def otp_deliver(delivery_id: int, sealed_code: str) -> str:
     """Deliver one code over one channel; retries transient failures with backoff, then falls back."""
-    from config.jobs import publish
-    from otp_app.services.delivery import delivery_attempt
+    from otp_app.services.delivery import delivery_attempt, delivery_follow_up
 
     attempt = delivery_attempt(delivery_id=delivery_id, sealed_code=sealed_code)
-    # A publish the broker refuses leaves the delivery queued: otp_redeliver_stale picks it up.
-    if attempt.outcome == "retry":
-        publish(otp_deliver, (delivery_id, sealed_code), countdown=attempt.countdown)
-    elif attempt.outcome == "fallback":
-        publish(otp_deliver, (attempt.next_delivery.pk, attempt.sealed_code or sealed_code))
+    delivery_follow_up(attempt=attempt, delivery_id=delivery_id, sealed_code=sealed_code)
     return attempt.outcome
 
 

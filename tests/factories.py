@@ -1,5 +1,6 @@
-"""Factories shared by every app's tests: users, workspaces, memberships, tokens."""
+"""Factories shared by every app's tests: users (and staff), groups, workspaces, memberships, tokens."""
 import factory
+from django.contrib.auth.models import Group
 from factory.django import DjangoModelFactory
 
 from platform_app.models import ApiToken, Membership, User, Workspace
@@ -53,3 +54,17 @@ class ApiTokenFactory(DjangoModelFactory[ApiToken]):
     prefix = factory.LazyAttribute(lambda o: o.raw[:12])
     token_hash = factory.LazyAttribute(lambda o: sha256_hex(o.raw))
     scopes = factory.LazyFunction(lambda: ["admin"])
+
+
+class SuperuserFactory(UserFactory):
+    """Staff with every permission: what the Django admin is for."""
+
+    is_staff = True
+    is_superuser = True
+
+
+class GroupFactory(DjangoModelFactory[Group]):
+    class Meta:
+        model = Group
+
+    name = factory.Sequence(lambda n: f"group {n}")

@@ -14,6 +14,7 @@ from otp_app.models import ApiKey, OtpRecord
 from platform_app.models import AuthSession, Deployment, Project, User, Workspace
 from tests.factories import PASSWORD
 from tests.otp_app.conftest import PHONE, key_client, sandbox  # noqa: F401
+from tests.platform_app.teams.factories import ProjectFactory
 from tests.warehouse_app.conftest import customer, customer_client  # noqa: F401
 from warehouse_app.models import UsageCounter
 
@@ -127,8 +128,8 @@ def test_nul_in_lookup_headers_is_400(sandbox, alice, no_errors_logged):
 
 
 def test_an_over_long_idempotency_key_is_400_and_triggers_nothing(alice, alice_client, no_errors_logged):
-    project = Project.objects.create(workspace=alice.memberships.get().workspace, name="Web", slug="web",
-                                     git_url="file:///nowhere")
+    project = ProjectFactory(workspace=alice.memberships.get().workspace, name="Web", slug="web",
+                             git_url="file:///nowhere")
     resp = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments", {"env": "production"},
                              format="json", HTTP_IDEMPOTENCY_KEY="k" * 300)
     assert "Idempotency-Key" in platform_error(resp, 400, "validation_error")["details"]
@@ -146,8 +147,8 @@ def test_nul_in_page_forms_is_400_and_writes_nothing(alice, workspace):
 
 
 def test_form_post_to_an_api_route_with_nul_is_400_in_the_service_shape(alice, no_errors_logged):
-    project = Project.objects.create(workspace=alice.memberships.get().workspace, name="Web", slug="web",
-                                     git_url="file:///nowhere")
+    project = ProjectFactory(workspace=alice.memberships.get().workspace, name="Web", slug="web",
+                             git_url="file:///nowhere")
     resp = APIClient().post(f"/v1/preview-protection/{project.pk}/verify", "password=a%00b",
                             content_type="application/x-www-form-urlencoded")
     assert platform_error(resp, 400, "validation_error")["details"] == {"password": ["Contains a NUL character."]}
@@ -243,8 +244,8 @@ def test_over_size_bodies_without_content_length_are_413(no_errors_logged):
 
 
 def test_routes_that_need_more_take_more(alice, alice_client):
-    project = Project.objects.create(workspace=alice.memberships.get().workspace, name="Web", slug="web",
-                                     git_url="file:///nowhere")
+    project = ProjectFactory(workspace=alice.memberships.get().workspace, name="Web", slug="web",
+                             git_url="file:///nowhere")
     dotenv = "".join(f"KEY_{i}={'é' * 300}\n" for i in range(1500))  # 465,000 characters: within the field
     body = json.dumps({"dotenv": dotenv, "target": ["production"]})  # escaped as \u00e9: 2.7 MB of JSON
     assert MIB < len(body) < 4 * MIB

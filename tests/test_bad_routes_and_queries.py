@@ -9,8 +9,9 @@ from django.urls import path
 from django.views.decorators.http import require_POST
 
 from config import urls
-from platform_app.models import Deployment, Project
 from tests.otp_app.conftest import key_client, sandbox  # noqa: F401
+from tests.platform_app.deployments.factories import DeploymentFactory
+from tests.platform_app.teams.factories import ProjectFactory
 from tests.test_bad_input import no_errors_logged, otp_error, platform_error, warehouse_error  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -101,9 +102,9 @@ def test_bad_search_filters_are_named_not_failed(api):
 
 
 def test_stream_resume_position_with_odd_digits_is_ignored(alice_client, alice):
-    project = Project.objects.create(workspace=alice.memberships.get().workspace, name="Web", slug="web",
-                                     git_url="file:///nowhere")
-    deployment = Deployment.objects.create(project=project, branch="main", status="error")
+    project = ProjectFactory(workspace=alice.memberships.get().workspace, name="Web", slug="web",
+                             git_url="file:///nowhere")
+    deployment = DeploymentFactory(project=project, branch="main", status="error")
     resp = alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream", HTTP_LAST_EVENT_ID="\u00b2")
     assert resp.status_code == 200
     assert b"event: end" in b"".join(resp.streaming_content)

@@ -53,3 +53,20 @@ def test_eager_tasks_run_inline_and_their_errors_reach_the_caller(unreachable_ap
     with pytest.raises(ValueError, match="the task failed"):
         publish(task, ("boom",))
     assert calls == ["ok", "boom"]
+
+
+@pytest.mark.django_db
+def test_a_task_is_published_by_its_name_through_the_project_app():
+    """Services name tasks instead of importing them; eager in tests, the named task runs inline."""
+    from platform_app.models import AttemptCounter
+
+    AttemptCounter.objects.create(key="sign-in:ended", window_start=0, count=3, expires_at=1)
+    assert publish("platform_app.tasks.identity.attempt_counters_sweep") is True
+    assert not AttemptCounter.objects.filter(key="sign-in:ended").exists()
+
+
+def test_a_name_no_app_declares_is_refused_not_published():
+    from celery.exceptions import NotRegistered
+
+    with pytest.raises(NotRegistered):
+        publish("platform_app.tasks.no_such_task", ("dpl_3",))

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from platform_app.models import Deployment, Project
+from platform_app.models import Deployment
 from tests.conftest import hosted_repo
 from tests.factories import PASSWORD
 from tests.platform_app.deployments.test_builds import trigger
+from tests.platform_app.teams.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +88,7 @@ def test_no_template_needs_inline_script():
 def site(workspace, settings, tmp_path):
     settings.ARTIFACT_ROOT, settings.BUILD_ROOT = tmp_path / "artifacts", tmp_path / "builds"
     repo = hosted_repo(workspace, "site", {"index.html": "<h1>Hi</h1><script>document.title='inline'</script>"})
-    return Project.objects.create(workspace=workspace, name="Site", slug="site", git_url=repo)
+    return ProjectFactory(workspace=workspace, name="Site", slug="site", git_url=repo)
 
 
 def test_edge_responses_keep_the_deployment_own_headers(alice_client, site, django_capture_on_commit_callbacks):

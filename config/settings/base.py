@@ -1,43 +1,18 @@
-"""Settings shared by every environment. Read the environment only through `env`."""
-from pathlib import Path
+"""Settings shared by every environment. Read the environment only through `env`.
 
-import environ
-
-BASE_DIR = Path(__file__).resolve().parents[2]
-env = environ.Env()
-if (BASE_DIR / ".env").exists():
-    env.read_env(str(BASE_DIR / ".env"))
-
-# DATA FOLDER
-# ------------------------------------------------------------------------------
-# Everything the embedded default writes (SQLite, broker queue, keys, artifacts,
-# hosted Git repositories) lives in one git-ignored folder.
-DATA_DIR = Path(env("DATA_DIR", default=str(BASE_DIR / "data"))).resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True)
-
-
-def _data_secret(name: str, length: int = 50) -> str:
-    """A secret generated once into the data folder (development only)."""
-    import secrets
-
-    path = DATA_DIR / name
-    if not path.exists():
-        tmp = path.with_suffix(f".{secrets.token_hex(4)}.tmp")
-        tmp.write_text(secrets.token_urlsafe(length))
-        tmp.replace(path) if not path.exists() else tmp.unlink()
-    return path.read_text().strip()
-
+The area modules (api, celery, identity, ...) declare their own values, importing plain ones from `core`;
+this module assembles them at its end, in one place (docs/architecture.md, "Dependency rule")."""
+from .core import *  # noqa: F401,F403 - BASE_DIR, env, DATA_DIR, SECRET_KEY, SITE_URL, REDIS_URL
+from .core import BASE_DIR, DATA_DIR, REDIS_URL, env
 
 # GENERAL
 # ------------------------------------------------------------------------------
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
-SECRET_KEY = env("DJANGO_SECRET_KEY", default="") or _data_secret("django-secret-key")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", ".localhost", "127.0.0.1", "[::1]", "testserver"])
 TIME_ZONE = "UTC"
 LANGUAGE_CODE = "en-us"
 USE_I18N = True
 USE_TZ = True
-SITE_URL = env("SITE_URL", default="http://localhost:8000")
 # Baseline views under /bench/ (config/bench_views.py) for bench/harness.py; never on in a deployment.
 BENCH_VIEWS = env.bool("BENCH_VIEWS", default=False)
 
@@ -78,7 +53,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # CACHES (volume rate limits, edge responses; sign-in attempt counters live in the database)
 # ------------------------------------------------------------------------------
-REDIS_URL = env("REDIS_URL", default="")
+# REDIS_URL (config/settings/core.py): the cache, the broker and the log stream's pub/sub when set.
 # Short socket timeouts: an unreachable Redis costs a request a fraction of a second, and the rate limits
 # then fail open (config/ratelimit.py) instead of hanging.
 REDIS_CACHE_TIMEOUT_SECONDS = env.float("REDIS_CACHE_TIMEOUT_SECONDS", default=0.5)
@@ -219,3 +194,7 @@ from .envvars import *  # noqa: E402,F401,F403
 from .otp import *  # noqa: E402,F401,F403
 from .warehouse import *  # noqa: E402,F401,F403
 from .warehouse_commerce import *  # noqa: E402,F401,F403
+
+# Assembled from the areas above: the whole beat schedule in one place, and the edge's host names.
+CELERY_BEAT_SCHEDULE = {**IDENTITY_BEAT, **DEPLOYMENTS_BEAT, **OTP_BEAT}  # noqa: F405
+ALLOWED_HOSTS = with_edge_hosts(ALLOWED_HOSTS)  # noqa: F405

@@ -1,5 +1,5 @@
 """Celery: Redis when REDIS_URL is set, else kombu's filesystem transport in the data folder."""
-from .base import DATA_DIR, REDIS_URL, env
+from .core import DATA_DIR, REDIS_URL, env
 
 # A broker that stops answering must not hold a request: short socket timeouts, and a publish is retried
 # briefly (config/jobs.py logs a failure and leaves the row to its beat sweep).
@@ -23,7 +23,9 @@ if REDIS_URL:
 else:
     _queue = DATA_DIR / "broker"
     (_queue / "processed").mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport, writing each message atomically (config/broker.py).
     CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
     CELERY_RESULT_BACKEND = None
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue),
@@ -42,7 +44,5 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-
-# Periodic work. Each app adds its entries here, next to each other, so the
-# whole schedule reads in one place.
-CELERY_BEAT_SCHEDULE = {}
+# Periodic work: each area declares its own entries (IDENTITY_BEAT, DEPLOYMENTS_BEAT, OTP_BEAT) and base.py
+# assembles CELERY_BEAT_SCHEDULE from them.

@@ -1,6 +1,5 @@
 """Settings of builds, artifacts and the edge."""
-from .base import ALLOWED_HOSTS, DATA_DIR, env
-from .celery import CELERY_BEAT_SCHEDULE
+from .core import DATA_DIR, env
 from .teams import DEPLOY_DOMAIN
 
 BUILD_ROOT = DATA_DIR / "builds"           # scratch folders, removed after each build
@@ -17,18 +16,20 @@ DEPLOY_PORT = env("DEPLOY_PORT", default="8000")  # shown in deployment URLs; em
 
 
 def with_edge_hosts(hosts: list[str]) -> list[str]:
-    """The platform's own host names plus `<anything>.DEPLOY_DOMAIN`, which the edge serves (production.py too)."""
+    """The platform's own host names plus `<anything>.DEPLOY_DOMAIN`, which the edge serves (base.py and
+    production.py apply it to ALLOWED_HOSTS)."""
     edge = f".{DEPLOY_DOMAIN}"
     return [*hosts, edge] if edge not in hosts else list(hosts)
 
 
-ALLOWED_HOSTS = with_edge_hosts(ALLOWED_HOSTS)
-
-CELERY_BEAT_SCHEDULE["deployments-reap-stuck"] = {
-    "task": "platform_app.tasks.deployments.deployment_reap_stuck", "schedule": BUILD_REAP_INTERVAL_SECONDS}
-CELERY_BEAT_SCHEDULE["deployments-requeue-stale"] = {
-    "task": "platform_app.tasks.deployments.deployment_requeue_stale", "schedule": BUILD_REAP_INTERVAL_SECONDS}
 EDGE_CACHE_MAX_BYTES = env.int("EDGE_CACHE_MAX_BYTES", default=1024 * 1024)
 AGENT_INVITE_TTL_SECONDS = env.int("AGENT_INVITE_TTL_SECONDS", default=3600)
 AGENT_HEARTBEAT_TIMEOUT_SECONDS = env.int("AGENT_HEARTBEAT_TIMEOUT_SECONDS", default=30)
-CELERY_BEAT_SCHEDULE["agents-expire"] = {"task": "platform_app.tasks.deployments.agents_expire", "schedule": 15.0}
+
+DEPLOYMENTS_BEAT = {
+    "deployments-reap-stuck": {"task": "platform_app.tasks.deployments.deployment_reap_stuck",
+                               "schedule": BUILD_REAP_INTERVAL_SECONDS},
+    "deployments-requeue-stale": {"task": "platform_app.tasks.deployments.deployment_requeue_stale",
+                                  "schedule": BUILD_REAP_INTERVAL_SECONDS},
+    "agents-expire": {"task": "platform_app.tasks.deployments.agents_expire", "schedule": 15.0},
+}

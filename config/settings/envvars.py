@@ -1,5 +1,5 @@
 """Settings of environment variables, the secret scanner and preview protection."""
-from .base import DATA_DIR, env
+from .core import DATA_DIR, env
 
 
 def _dev_fernet_key() -> str:

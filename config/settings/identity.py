@@ -1,6 +1,5 @@
 """Identity provider: RS256 JWTs, sessions, API tokens, brute-force limits."""
-from .base import env
-from .celery import CELERY_BEAT_SCHEDULE
+from .core import env
 
 JWT_PRIVATE_KEY = env("JWT_PRIVATE_KEY", default="")
 JWT_PRIVATE_KEY_FILE = env("JWT_PRIVATE_KEY_FILE", default="")
@@ -22,8 +21,9 @@ AUTH_FAILURES_PER_IP = env.int("AUTH_FAILURES_PER_IP", default=20)
 AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=900)
 AUTH_SLOWDOWN_BASE_SECONDS = env.float("AUTH_SLOWDOWN_BASE_SECONDS", default=2.0)
 AUTH_SLOWDOWN_MAX_SECONDS = env.float("AUTH_SLOWDOWN_MAX_SECONDS", default=300.0)
-CELERY_BEAT_SCHEDULE["attempt-counters-sweep"] = {
-    "task": "platform_app.tasks.identity.attempt_counters_sweep", "schedule": 3600.0}
+IDENTITY_BEAT = {
+    "attempt-counters-sweep": {"task": "platform_app.tasks.identity.attempt_counters_sweep", "schedule": 3600.0},
+}
 # Proxies in front of the application that append to X-Forwarded-For; 0 = use the connection's address.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 OTP_TOTP_ISSUER = env("OTP_TOTP_ISSUER", default="Platform")

@@ -1,8 +1,7 @@
 """Settings of the one-time-code service."""
 import hashlib
 
-from .base import SECRET_KEY, env
-from .celery import CELERY_BEAT_SCHEDULE
+from .core import SECRET_KEY, env
 
 # Codes
 OTP_CODE_TTL_SECONDS = env.int("OTP_CODE_TTL_SECONDS", default=600)
@@ -50,11 +49,12 @@ OTP_PROVIDER_TIMEOUT_SECONDS = env.float("OTP_PROVIDER_TIMEOUT_SECONDS", default
 OTP_DELIVERY_RETRIES = env.int("OTP_DELIVERY_RETRIES", default=2)  # per channel, for transient failures
 OTP_PUBLIC_BASE_URL = env("OTP_PUBLIC_BASE_URL", default="http://localhost:8000")  # status callback URLs
 
-CELERY_BEAT_SCHEDULE["otp-expire-sweep"] = {"task": "otp_app.tasks.otp_expire_sweep", "schedule": 60.0}
 # A delivery still queued this long after it was made (or last retried) lost its job (the broker was down):
 # the beat sweep sends the record a fresh code on a new delivery.
 OTP_REDELIVER_AFTER_SECONDS = env.float("OTP_REDELIVER_AFTER_SECONDS", default=60.0)
-CELERY_BEAT_SCHEDULE["otp-redeliver-stale"] = {"task": "otp_app.tasks.otp_redeliver_stale",
-                                               "schedule": env.float("OTP_REDELIVER_INTERVAL_SECONDS", default=30.0)}
-CELERY_BEAT_SCHEDULE["otp-idempotency-sweep"] = {"task": "otp_app.tasks.otp_idempotency_sweep",
-                                                 "schedule": 3600.0}
+OTP_BEAT = {
+    "otp-expire-sweep": {"task": "otp_app.tasks.otp_expire_sweep", "schedule": 60.0},
+    "otp-redeliver-stale": {"task": "otp_app.tasks.otp_redeliver_stale",
+                            "schedule": env.float("OTP_REDELIVER_INTERVAL_SECONDS", default=30.0)},
+    "otp-idempotency-sweep": {"task": "otp_app.tasks.otp_idempotency_sweep", "schedule": 3600.0},
+}

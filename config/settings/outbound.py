@@ -1,6 +1,6 @@
 """Requests the platform makes to addresses users supply (Git repositories, later webhooks and drains).
 `config/outbound.py` applies them; `docs/outbound.md` explains the rules."""
-from .base import env
+from .core import env
 
 # Plain http besides https. Off in production; `local` and `test` turn it on.
 OUTBOUND_ALLOW_HTTP = env.bool("OUTBOUND_ALLOW_HTTP", default=False)

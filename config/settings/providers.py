@@ -1,6 +1,6 @@
 """Outside identity and code-hosting providers. Defaults are the real providers' documented endpoints;
 a provider without a client id is "not configured" (503 provider_not_configured)."""
-from .base import env
+from .core import env
 
 GIT_PROVIDERS = {
     "git-a": {  # GitHub-style: app installations plus OAuth

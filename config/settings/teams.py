@@ -1,7 +1,7 @@
 """Settings of workspaces, invitations, projects, templates and the platform's own Git hosting."""
 from pathlib import Path
 
-from .base import DATA_DIR, SITE_URL, env
+from .core import DATA_DIR, SITE_URL, env
 
 # An invitation link works for this many days, once.
 INVITATION_TTL_DAYS = env.int("INVITATION_TTL_DAYS", default=7)

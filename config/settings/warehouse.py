@@ -1,5 +1,5 @@
 """Settings of the warehouse directory."""
-from .base import env
+from .core import env
 
 # Import rule (docs/warehouse-directory.md): buildings of these types are kept; a building of any type
 # tagged industrial=warehouse or landuse=warehouse is kept as a warehouse.

@@ -1,5 +1,5 @@
 """Settings of warehouse accounts, quotes and allowances."""
-from .base import env
+from .core import env
 
 WAREHOUSE_JWKS_URL = env("WAREHOUSE_JWKS_URL", default="")  # empty: the platform's own keys
 WAREHOUSE_REFRESH_COOKIE_DAYS = env.int("WAREHOUSE_REFRESH_COOKIE_DAYS", default=30)

@@ -6,11 +6,15 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from config.jobs import publish
 from otp_app import channels, messages
 from otp_app.channels.base import ChannelError, Message
 from otp_app.models import Delivery, OtpRecord, SandboxMessage
 from otp_app.services.balance import delivery_charge
 from otp_app.services.codes import code_hash, code_new, code_seal, code_unseal
+
+
+DELIVER_TASK = "otp_app.tasks.otp_deliver"  # enqueued by name: tasks import services, never the reverse
 
 
 @dataclass
@@ -119,3 +123,16 @@ def delivery_status_update(*, provider_message_id: str, provider_status: str) ->
                 attempt.sealed_code = code_seal(code)
         return attempt
     return None
+
+
+def delivery_follow_up(*, attempt: Attempt | None, delivery_id: int | None = None, sealed_code: str = "") -> None:
+    """The one place that sends a code again after an attempt or a provider's report: a transient failure
+    retries the same delivery with backoff, a failed channel falls back to the next delivery (carrying a fresh
+    code when the attempt made one). A publish the broker refuses leaves the delivery queued for
+    deliveries_redeliver_stale."""
+    if attempt is None:
+        return
+    if attempt.outcome == "retry":
+        publish(DELIVER_TASK, (delivery_id, sealed_code), countdown=attempt.countdown)
+    elif attempt.outcome == "fallback":
+        publish(DELIVER_TASK, (attempt.next_delivery.pk, attempt.sealed_code or sealed_code))

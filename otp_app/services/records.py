@@ -31,10 +31,10 @@ class SendResult:
 
 def _enqueue(delivery: Delivery, code: str) -> None:
     from config.jobs import enqueue
-    from otp_app.tasks import otp_deliver
+    from otp_app.services.delivery import DELIVER_TASK
 
     sealed = code_seal(code)
-    enqueue(otp_deliver, delivery.pk, sealed)  # on commit; a broker outage leaves it to the redelivery sweep
+    enqueue(DELIVER_TASK, delivery.pk, sealed)  # on commit; a broker outage leaves it to the redelivery sweep
 
 
 def _replay(row: IdempotencyKey, fingerprint: str) -> SendResult:

@@ -13,6 +13,7 @@ from django.utils import timezone
 from config.jobs import enqueue
 from otp_app.models import Delivery, OtpRecord
 from otp_app.services.codes import code_hash, code_new, code_seal
+from otp_app.services.delivery import DELIVER_TASK
 
 
 def deliveries_redeliver_stale() -> int:
@@ -28,8 +29,6 @@ def deliveries_redeliver_stale() -> int:
 
 @transaction.atomic
 def _redeliver(*, delivery_id: int) -> bool:
-    from otp_app.tasks import otp_deliver
-
     record_id = Delivery.objects.filter(pk=delivery_id).values_list("record_id", flat=True).first()
     if record_id is None:
         return False
@@ -46,5 +45,5 @@ def _redeliver(*, delivery_id: int) -> bool:
     record.code_hash = code_hash(record.pk, code)
     record.save(update_fields=["code_hash"])
     again = Delivery.objects.create(record=record, send_number=delivery.send_number, channel=delivery.channel)
-    enqueue(otp_deliver, again.pk, code_seal(code))
+    enqueue(DELIVER_TASK, again.pk, code_seal(code))
     return True

@@ -2,7 +2,8 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
-from platform_app.models import ApiToken, AuditEvent, AuthSession, Membership, User, Workspace
+from platform_app.models import (ApiToken, AttemptCounter, AuditEvent, AuthSession, Membership, RefreshToken, User,
+                                 Workspace)
 
 
 @admin.register(User)
@@ -38,6 +39,8 @@ class MembershipAdmin(admin.ModelAdmin):
     list_display = ("user", "workspace", "role", "created_at")
     list_filter = ("role",)
     search_fields = ("user__email", "workspace__slug")
+    list_select_related = ("user", "workspace")
+    raw_id_fields = ("user", "workspace")
 
 
 @admin.register(ApiToken)
@@ -45,6 +48,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ("name", "prefix", "user", "workspace", "scopes", "expires_at", "last_used_at", "revoked_at")
     list_filter = ("revoked_at",)
     search_fields = ("name", "prefix", "user__email")
+    list_select_related = ("user", "workspace")
     exclude = ("token_hash",)
     readonly_fields = ("id", "prefix", "user", "workspace", "scopes", "created_at", "last_used_at")
 
@@ -54,6 +58,8 @@ class AuthSessionAdmin(admin.ModelAdmin):
     list_display = ("id", "user", "kind", "ip", "created_at", "last_used_at", "revoked_at")
     list_filter = ("kind",)
     search_fields = ("user__email", "ip")
+    list_select_related = ("user",)
+    raw_id_fields = ("user",)
 
 
 @admin.register(AuditEvent)
@@ -61,4 +67,27 @@ class AuditEventAdmin(admin.ModelAdmin):
     list_display = ("created_at", "workspace", "actor", "action", "target_type", "target_id")
     list_filter = ("action",)
     search_fields = ("action", "target_id", "workspace__slug", "actor__email")
+    list_select_related = ("workspace", "actor")
     readonly_fields = [f.name for f in AuditEvent._meta.fields]
+
+
+@admin.register(RefreshToken)
+class RefreshTokenAdmin(admin.ModelAdmin):
+    list_display = ("id", "session", "created_at", "expires_at", "used_at")
+    search_fields = ("session__id", "session__user__email")
+    list_select_related = ("session__user",)
+    raw_id_fields = ("session",)
+    exclude = ("token_hash",)
+    readonly_fields = ("session", "created_at", "expires_at", "used_at")
+
+
+@admin.register(AttemptCounter)
+class AttemptCounterAdmin(admin.ModelAdmin):
+    """Sign-in and MFA attempt windows; deleting a row lifts that key's limit for the rest of its window."""
+
+    list_display = ("key", "window_start", "count", "slowed", "not_before", "expires_at")
+    search_fields = ("key",)
+    readonly_fields = ("key", "window_start", "expires_at", "count", "slowed", "not_before")
+
+    def has_add_permission(self, request):
+        return False  # written only by the throttle's atomic upserts

@@ -9,6 +9,7 @@ class InvitationAdmin(admin.ModelAdmin):
     list_display = ("email", "workspace", "role", "status", "created_at", "expires_at")
     list_filter = ("status", "role")
     search_fields = ("email", "workspace__slug", "workspace__name")
+    list_select_related = ("workspace",)
     exclude = ("token_hash",)
     readonly_fields = ("workspace", "email", "role", "status", "invited_by", "created_at", "expires_at",
                        "answered_at")
@@ -20,6 +21,7 @@ class ProjectAdmin(admin.ModelAdmin):
                     "created_at")
     list_filter = ("source", "framework", "auto_deploy")
     search_fields = ("slug", "name", "workspace__slug", "git_url", "git_repo")
+    list_select_related = ("workspace",)
     raw_id_fields = ("workspace", "group", "production_deployment")
 
 
@@ -27,4 +29,5 @@ class ProjectAdmin(admin.ModelAdmin):
 class ProjectGroupAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "workspace", "created_at")
     search_fields = ("slug", "name", "workspace__slug")
+    list_select_related = ("workspace",)
     raw_id_fields = ("workspace",)

@@ -112,6 +112,7 @@ class WebhookDelivery(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["provider", "delivery_id"], name="webhook_delivery_unique")]
+        verbose_name_plural = "webhook deliveries"
 
 
 class DoctorReport(models.Model):

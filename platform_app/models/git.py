@@ -25,6 +25,9 @@ class OAuthState(models.Model):
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        verbose_name = "OAuth state"
+
 
 class GitConnection(models.Model):
     """A workspace's access to one code host; the token is Fernet-encrypted and never returned."""
@@ -64,3 +67,4 @@ class LinkedIdentity(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["provider", "subject"], name="linked_identity_unique")]
+        verbose_name_plural = "linked identities"

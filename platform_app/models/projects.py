@@ -36,7 +36,7 @@ class Project(models.Model):
     workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="projects")
     group = models.ForeignKey(ProjectGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="projects")
     name = models.CharField(max_length=100)
-    slug = models.SlugField(max_length=63, help_text="DNS label: <slug>.<DEPLOY_DOMAIN> serves production.")
+    slug = models.SlugField(max_length=63, help_text="DNS label: {slug}.{DEPLOY_DOMAIN} serves production.")
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.GIT)
     # Git source: any URL the git CLI accepts, or a provider repository through a connection.
     git_url = models.CharField(max_length=500, blank=True)
@@ -55,7 +55,7 @@ class Project(models.Model):
     auto_deploy = models.BooleanField(default=True)
     production_deployment = models.ForeignKey("platform_app.Deployment", null=True, blank=True,
                                               on_delete=models.SET_NULL, related_name="+",
-                                              help_text="What <slug>.<DEPLOY_DOMAIN> serves; rollback moves it.")
+                                              help_text="What {slug}.{DEPLOY_DOMAIN} serves; rollback moves it.")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 

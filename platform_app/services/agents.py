@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from config.errors import NotFound, Unauthenticated
 from platform_app.models import AgentInvite, AgentNode, Deployment, Instance, Project, RuntimeLogLine
+from platform_app.services.deployment_log import event_record
 from platform_app.services.keys import sha256_hex
 
 LIVE = ("assigned", "running")
@@ -162,19 +163,17 @@ def running_instance(deployment) -> Instance | None:
 def deployment_from_image(*, project, image_ref: str, env: str, actor=None) -> Deployment:
     """Image deployments need a node that reports a container runtime; without one the deployment ends
     `error` saying so."""
-    from platform_app.services.deployments import event_add
-
     image = image_ref or project.image_ref
     deployment = Deployment.objects.create(project=project, env=env, branch="", trigger="api",
                                            created_by=actor if getattr(actor, "pk", None) else None,
                                            snapshot={"image": image})
-    event_add(deployment, "queued", f"image {image}")
+    event_record(deployment, "queued", f"image {image}")
     online = AgentNode.objects.filter(workspace=project.workspace, status=AgentNode.Status.ONLINE)
     if not any("container" in n.runtimes for n in online):
         message = "No online agent of this workspace reports a container runtime; image deployments need one."
         Deployment.objects.filter(pk=deployment.pk).update(status=Deployment.Status.ERROR, error_message=message,
                                                            finished_at=timezone.now())
-        event_add(deployment, "error", message)
+        event_record(deployment, "error", message)
         deployment.refresh_from_db()
     return deployment
 

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from config.errors import ApplicationError
 from platform_app.models import Deployment, Project
-from platform_app.services.deployments import event_add, log_append
+from platform_app.services.deployment_log import event_record, log_append
 
 S = Deployment.Status
 
@@ -36,7 +36,7 @@ def _claim(deployment_id: str) -> Deployment | None:
             return None
         deployment.status, deployment.started_at = S.BUILDING, timezone.now()
         deployment.save(update_fields=["status", "started_at"])
-    event_add(deployment, "building")
+    event_record(deployment, "building")
     return deployment
 
 
@@ -178,7 +178,7 @@ def _finish_ready(deployment, artifact: Path, framework: str, snapshot: dict) ->
     row.save()
     if row.env == "production":
         Project.objects.filter(pk=row.project_id).update(production_deployment=row)
-    event_add(row, "ready")
+    event_record(row, "ready")
     log_append(row, "Deployment ready.", stream="system")
     return S.READY
 
@@ -191,5 +191,5 @@ def _finish_error(deployment, message: str) -> str:
             return row.status
         row.status, row.error_message, row.finished_at = S.ERROR, message[:2000], timezone.now()
         row.save(update_fields=["status", "error_message", "finished_at"])
-    event_add(row, "error", message)
+    event_record(row, "error", message)
     return S.ERROR

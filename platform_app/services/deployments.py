@@ -8,15 +8,17 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from config.errors import Conflict, NotFound, ValidationFailed
 from config.jobs import enqueue, publish
-from platform_app.models import Deployment, DeploymentEvent, LogLine
+from platform_app.models import Deployment
 from platform_app.services.audit import audit_record
+# Log lines are written and read through deployment_log; these names stay importable from here too.
+from platform_app.services.deployment_log import event_record, log_append, log_channel  # noqa: F401
 
 S = Deployment.Status
+BUILD_TASK = "platform_app.tasks.deployments.deployment_build"  # enqueued by name: tasks import services
 logger = logging.getLogger(__name__)
 
 
@@ -32,18 +34,6 @@ def deployment_url(deployment) -> str:
 def production_url(project) -> str:
     port = f":{settings.DEPLOY_PORT}" if settings.DEPLOY_PORT not in ("", "80") else ""
     return f"http://{project.slug}.{settings.DEPLOY_DOMAIN}{port}/"
-
-
-def event_add(deployment, type_: str, message: str = "") -> DeploymentEvent:
-    return DeploymentEvent.objects.create(deployment=deployment, type=type_, message=message[:2000])
-
-
-def log_append(deployment, text: str, stream: str = "build") -> LogLine:
-    """Append one line with the next sequence number (the unique constraint keeps the order honest)."""
-    last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"] or 0
-    line = LogLine.objects.create(deployment=deployment, seq=last + 1, stream=stream, text=text[:10000])
-    log_publish(line)
-    return line
 
 
 def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, actor=None, ip: str = "",
@@ -77,13 +67,11 @@ def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key) -> De
     deployment = Deployment.objects.create(project=project, env=env, branch=branch or project.production_branch,
                                            trigger=trigger, created_by=actor if getattr(actor, "pk", None) else None,
                                            idempotency_key=idempotency_key or None)
-    event_add(deployment, "queued", f"{trigger} deployment of {deployment.branch} to {env}")
+    event_record(deployment, "queued", f"{trigger} deployment of {deployment.branch} to {env}")
     audit_record(workspace=project.workspace, actor=actor, action="deployment.created", target=deployment,
                  data={"env": env, "branch": deployment.branch, "trigger": trigger}, ip=ip)
 
-    from platform_app.tasks.deployments import deployment_build
-
-    enqueue(deployment_build, deployment.pk)  # on commit; a broker outage leaves it to deployments_requeue_stale
+    enqueue(BUILD_TASK, deployment.pk)  # on commit; a broker outage leaves it to deployments_requeue_stale
     return deployment
 
 
@@ -107,7 +95,7 @@ def deployment_cancel(*, workspace, deployment_id: str, actor=None) -> Deploymen
     deployment.status = S.CANCELED
     deployment.finished_at = timezone.now()
     deployment.save(update_fields=["status", "finished_at"])
-    event_add(deployment, "canceled", f"canceled by {getattr(actor, 'email', 'the platform')}")
+    event_record(deployment, "canceled", f"canceled by {getattr(actor, 'email', 'the platform')}")
     return deployment
 
 
@@ -169,7 +157,7 @@ def _reap(deployment, message: str, event: str) -> bool:
     ended = Deployment.objects.filter(pk=deployment.pk, status=deployment.status).update(
         status=S.ERROR, finished_at=timezone.now(), error_message=message)
     if ended:
-        event_add(deployment, "error", event)
+        event_record(deployment, "error", event)
     return bool(ended)
 
 
@@ -193,8 +181,6 @@ def deployments_requeue_stale() -> int:
     """Enqueue again the builds of deployments still queued BUILD_REQUEUE_AFTER_SECONDS after they were
     triggered: their job may never have reached the broker. A second delivery is harmless (only a queued
     deployment is claimed); the cache keeps it to one publish per deployment per period."""
-    from platform_app.tasks.deployments import deployment_build
-
     period = settings.BUILD_REQUEUE_AFTER_SECONDS
     cutoff = timezone.now() - timedelta(seconds=period)
     stale = Deployment.objects.filter(status=S.QUEUED, created_at__lt=cutoff).order_by("created_at")
@@ -205,7 +191,7 @@ def deployments_requeue_stale() -> int:
                 continue
         except Exception:  # noqa: BLE001 - without the cache a duplicate publish is the lesser harm
             pass
-        sent += publish(deployment_build, (pk,))
+        sent += publish(BUILD_TASK, (pk,))
     return sent
 
 
@@ -226,7 +212,7 @@ def deployment_rollback(*, project, deployment_id: str | None, actor=None, ip: s
     previous = project.production_deployment_id
     project.production_deployment = target
     project.save(update_fields=["production_deployment"])
-    event_add(target, "promoted", f"rolled back production from {previous or 'nothing'}")
+    event_record(target, "promoted", f"rolled back production from {previous or 'nothing'}")
     audit_record(workspace=project.workspace, actor=actor, action="deployment.rolled_back", target=target,
                  data={"from": previous, "to": target.pk, "commit": target.commit_sha}, ip=ip)
     return target
@@ -238,28 +224,3 @@ def needs_redeploy(deployment) -> bool:
 
     return redeploy_flags(deployments=[deployment])[deployment.pk]
 
-
-def log_channel(deployment_id: str) -> str:
-    return f"deployment-logs:{deployment_id}"
-
-
-def log_publish(line) -> None:
-    """Wake stream followers at once through Redis pub/sub when Redis is configured (they poll otherwise)."""
-    if not settings.REDIS_URL:
-        return
-    try:
-        _redis().publish(log_channel(line.deployment_id), str(line.seq))
-    except Exception:  # noqa: BLE001 - a missed wake-up only delays followers until their next poll
-        pass
-
-
-_client = None
-
-
-def _redis():
-    global _client
-    if _client is None:
-        import redis
-
-        _client = redis.Redis.from_url(settings.REDIS_URL)
-    return _client

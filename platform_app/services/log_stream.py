@@ -18,7 +18,7 @@ from django.db import close_old_connections
 
 from platform_app.models import Deployment, LogLine
 from platform_app.services.channel_hub import channel_hub, channel_hub_close
-from platform_app.services.deployments import log_channel
+from platform_app.services.deployment_log import log_channel
 
 PAGE = 500  # lines per read
 FINISHED = {s.value for s in (Deployment.Status.READY, Deployment.Status.ERROR, Deployment.Status.CANCELED)}

@@ -1,8 +1,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-from otp_app.models import Balance
-from tests.otp_app.factories import ApiKeyFactory
+from tests.otp_app.factories import ApiKeyFactory, BalanceFactory
 
 PHONE = "+14155550123"  # a valid US number
 
@@ -43,4 +42,4 @@ def sandbox(key_client):
 
 @pytest.fixture
 def funded(workspace):
-    return Balance.objects.create(workspace=workspace, amount=1000, currency="USD")
+    return BalanceFactory(workspace=workspace, amount=1000, currency="USD")

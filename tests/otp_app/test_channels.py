@@ -11,6 +11,7 @@ from werkzeug.wrappers import Response as WzResponse
 from otp_app.channels.twilio_sms import twilio_signature
 from otp_app.models import Balance, Charge, Delivery, OtpRecord, SandboxMessage
 from tests.otp_app.conftest import PHONE
+from tests.otp_app.factories import BalanceFactory
 
 pytestmark = pytest.mark.django_db
 ACCOUNT = "AC0123456789abcdef0123456789abcdef"
@@ -134,7 +135,7 @@ def test_unconfigured_channel_is_never_picked(live, settings):
 
 
 def test_send_that_would_overdraw_is_402_and_changes_nothing(providers, key_client, workspace):
-    Balance.objects.create(workspace=workspace, amount=10)
+    BalanceFactory(workspace=workspace, amount=10)
     client, _ = key_client("live")
     resp = client.post("/api/v1/otp/send", {"recipient": PHONE, "channel": "sms"}, format="json")
     assert resp.status_code == 402

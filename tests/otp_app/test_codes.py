@@ -4,6 +4,7 @@ import pytest
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord, SandboxMessage
 from otp_app.services.codes import code_hash
 from tests.otp_app.conftest import PHONE
+from tests.otp_app.factories import WorkspacePolicyFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -253,9 +254,7 @@ def test_per_recipient_send_limit(sandbox, settings):
 
 
 def test_country_allow_list(sandbox, workspace):
-    from otp_app.models import WorkspacePolicy
-
-    WorkspacePolicy.objects.create(workspace=workspace, allowed_countries=["DE"])
+    WorkspacePolicyFactory(workspace=workspace, allowed_countries=["DE"])
     client, _ = sandbox
     resp = send(client)
     assert resp.status_code == 403

@@ -7,8 +7,8 @@ from django.db import connection
 
 from tests.factories import UserFactory
 from tests.warehouse_app.conftest import logged_in
-from tests.warehouse_app.factories import FacilityFactory
-from warehouse_app.models import Booking, Movement, Quote
+from tests.warehouse_app.factories import BookingFactory, FacilityFactory, MovementFactory, QuoteFactory
+from warehouse_app.models import Movement
 
 
 @pytest.mark.postgres
@@ -17,13 +17,13 @@ def test_concurrent_despatches_cannot_exceed_on_hand(transactional_db):
         pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
     customer = UserFactory()
     facility = FacilityFactory()
-    quote = Quote.objects.create(customer=customer, facility=facility, quantity=100, unit="pallet",
-                                 start_date=date.today() + timedelta(days=1), term_months=1, status="booked",
-                                 price=100, currency="EUR")
-    booking = Booking.objects.create(quote=quote, customer=customer, facility=facility, quantity=100, unit="pallet",
-                                     start_date=quote.start_date, term_months=1, price=100, currency="EUR",
-                                     status="active")
-    Movement.objects.create(booking=booking, kind="receipt", quantity=10)
+    quote = QuoteFactory(customer=customer, facility=facility, quantity=100, unit="pallet",
+                         start_date=date.today() + timedelta(days=1), term_months=1, status="booked",
+                         price=100, currency="EUR")
+    booking = BookingFactory(quote=quote, customer=customer, facility=facility, quantity=100, unit="pallet",
+                             start_date=quote.start_date, term_months=1, price=100, currency="EUR",
+                             status="active")
+    MovementFactory(booking=booking, kind="receipt", quantity=10)
     clients = [logged_in(customer), logged_in(customer)]
     barrier = threading.Barrier(2)
     statuses = []

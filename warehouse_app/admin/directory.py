@@ -1,7 +1,7 @@
 """Admin of the directory: facilities are read-mostly (the import owns them)."""
 from django.contrib import admin
 
-from warehouse_app.models import Facility, ImportRun
+from warehouse_app.models import DirectoryFacet, Facility, ImportRun
 
 
 @admin.register(Facility)
@@ -17,3 +17,16 @@ class FacilityAdmin(admin.ModelAdmin):
 class ImportRunAdmin(admin.ModelAdmin):
     list_display = ("source_file", "started_at", "finished_at", "kept", "created", "updated", "withdrawn")
     readonly_fields = [f.name for f in ImportRun._meta.fields]
+
+
+@admin.register(DirectoryFacet)
+class DirectoryFacetAdmin(admin.ModelAdmin):
+    """Recomputed by the import; read-only here."""
+
+    list_display = ("kind", "country", "region", "city", "type_code", "operator", "facility_count", "floor_area_m2")
+    list_filter = ("kind", "country")
+    search_fields = ("country", "region", "city", "type_code", "operator")
+    readonly_fields = [f.name for f in DirectoryFacet._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

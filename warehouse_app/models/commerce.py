@@ -50,6 +50,7 @@ class OperatorFacility(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "facility"], name="operator_facility_unique")]
+        verbose_name_plural = "operator facilities"
 
 
 class Quote(models.Model):

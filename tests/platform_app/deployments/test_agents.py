@@ -6,6 +6,7 @@ import pytest
 
 from platform_app.models import AgentNode, Deployment, Instance, RuntimeLogLine
 from platform_app.services.agents import agent_invite_create, agents_expire
+from tests.platform_app.teams.factories import ProjectFactory
 
 
 @pytest.fixture
@@ -95,10 +96,8 @@ def test_silent_nodes_go_offline(transactional_db, workspace, travel):
 
 
 def test_image_deployment_without_a_container_runtime_ends_in_error(alice_client, workspace):
-    from platform_app.models import Project
-
-    project = Project.objects.create(workspace=workspace, name="Img", slug="img", source="image",
-                                     image_ref="registry.example.com/team/app:1.2")
+    project = ProjectFactory(workspace=workspace, name="Img", slug="img", source="image",
+                             image_ref="registry.example.com/team/app:1.2", git_url="")
     resp = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments/image", {}, format="json")
     assert resp.status_code == 201
     assert resp.json()["status"] == "error" and "container runtime" in resp.json()["errorMessage"]

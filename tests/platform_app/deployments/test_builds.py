@@ -5,8 +5,10 @@ import time
 
 import pytest
 
-from platform_app.models import Deployment, LogLine, Project
+from platform_app.models import Deployment, LogLine
 from tests.conftest import hosted_repo
+from tests.platform_app.deployments.factories import DeploymentFactory
+from tests.platform_app.teams.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -24,8 +26,8 @@ def site(workspace):
 def project(workspace, site, settings, tmp_path):
     settings.ARTIFACT_ROOT = tmp_path / "artifacts"
     settings.BUILD_ROOT = tmp_path / "builds"
-    return Project.objects.create(workspace=workspace, name="Site", slug="site", git_url=site,
-                                  build_command="mkdir -p out && cp -r src/. out/ && echo built", output_directory="out")
+    return ProjectFactory(workspace=workspace, name="Site", slug="site", git_url=site,
+                          build_command="mkdir -p out && cp -r src/. out/ && echo built", output_directory="out")
 
 
 def trigger(client, project, capture, execute=True, HTTP_IDEMPOTENCY_KEY=None, **body):
@@ -116,7 +118,7 @@ def test_cancel_of_a_running_build_kills_its_process_group(transactional_db, ali
     project.build_command = "sleep 32.5 & sleep 32.5; wait"
     project.save()
     # queued directly: the worker below is the build task, run in a thread so the test can cancel it
-    deployment = Deployment.objects.create(project=project, env="preview", branch="main", trigger="api")
+    deployment = DeploymentFactory(project=project, env="preview", branch="main", trigger="api")
     result = {}
     def build():
         try:

@@ -4,18 +4,17 @@ import pytest
 from platform_app.models import Deployment
 from tests.conftest import hosted_repo
 from tests.platform_app.deployments.test_builds import trigger
+from tests.platform_app.teams.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def project(workspace, tmp_path, settings):
-    from platform_app.models import Project
-
     settings.ARTIFACT_ROOT, settings.BUILD_ROOT = tmp_path / "artifacts", tmp_path / "builds"
     repo = hosted_repo(workspace, "blog", {"index.html": "<h1>v1</h1>", "blog/post.html": "<p>post v1</p>",
                                            "_tags.json": '{"/blog/": ["blog"]}'})
-    return Project.objects.create(workspace=workspace, name="Blog", slug="blog", git_url=repo)
+    return ProjectFactory(workspace=workspace, name="Blog", slug="blog", git_url=repo)
 
 
 def deploy(client, project, capture, env="production"):

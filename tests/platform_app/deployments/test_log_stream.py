@@ -8,18 +8,20 @@ import time
 import pytest
 from django.db import connection
 
-from platform_app.models import Deployment, LogLine, Project
+from platform_app.models import Deployment, LogLine
 from platform_app.services.auth import session_start
 from platform_app.services.deployments import log_append, log_channel
+from tests.platform_app.deployments.factories import DeploymentFactory
+from tests.platform_app.teams.factories import ProjectFactory
 
 URL = "/v1/orgs/acme/deployments/{}/logs/stream"
 
 
 @pytest.fixture
 def deployment(workspace):
-    project = Project.objects.create(workspace=workspace, name="Site", slug="site",
-                                     git_url="https://git.example.com/site.git")
-    return Deployment.objects.create(project=project, env="preview", branch="main", status="building")
+    project = ProjectFactory(workspace=workspace, name="Site", slug="site",
+                             git_url="https://git.example.com/site.git")
+    return DeploymentFactory(project=project, env="preview", branch="main", status="building")
 
 
 def events(text: str) -> list[tuple[str, str, str]]:

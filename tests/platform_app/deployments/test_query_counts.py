@@ -5,9 +5,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from platform_app.models import AgentNode, Deployment, Instance, Project
 from platform_app.services.env import env_snapshot, env_var_create
 from tests.factories import WorkspaceFactory
+from tests.platform_app.deployments.factories import AgentNodeFactory, DeploymentFactory, InstanceFactory
+from tests.platform_app.teams.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -16,7 +17,7 @@ LIST_QUERIES = 6
 
 
 def _project(workspace, slug):
-    project = Project.objects.create(workspace=workspace, name=slug.title(), slug=slug, git_url="file:///nowhere")
+    project = ProjectFactory(workspace=workspace, name=slug.title(), slug=slug, git_url="file:///nowhere")
     env_var_create(project=project, key="API_URL", value=f"https://{slug}.example", type="plain",
                    targets=["production", "preview"], branch=None)
     env_var_create(project=project, key="API_URL", value=f"https://{slug}-feature.example", type="plain",
@@ -33,15 +34,15 @@ def _deployments(workspace, per_project: int):
         for i in range(per_project):
             env, branch = ("preview", "feature") if i % 2 else ("production", "main")
             current = env_snapshot(project=project, environment=env, branch=branch)
-            made["fresh"].append(Deployment.objects.create(
+            made["fresh"].append(DeploymentFactory(
                 project=project, env=env, branch=branch, status="ready", snapshot={"env": current},
                 created_at=start + timedelta(seconds=p * 100 + i)))
-        made["stale"].append(Deployment.objects.create(
+        made["stale"].append(DeploymentFactory(
             project=project, env="production", branch="main", status="ready",
             snapshot={"env": {"names": ["API_URL"], "hash": "built-with-an-older-value"}},
             created_at=start + timedelta(seconds=p * 100 + 50)))
-        made["queued"].append(Deployment.objects.create(project=project, env="production", branch="main",
-                                                        created_at=start + timedelta(seconds=300 + p)))
+        made["queued"].append(DeploymentFactory(project=project, env="production", branch="main",
+                                                created_at=start + timedelta(seconds=300 + p)))
     return made
 
 
@@ -50,9 +51,9 @@ def test_workspace_deployments_page_is_a_fixed_number_of_queries(alice, as_user,
                                                                  django_assert_max_num_queries):
     made = _deployments(workspace, per_project)
     # a queued deployment elsewhere, created first, is ahead in the shared build queue
-    other = Project.objects.create(workspace=WorkspaceFactory(), name="Other", slug="other", git_url="file:///x")
-    Deployment.objects.create(project=other, env="production", branch="main",
-                              created_at=timezone.now() - timedelta(days=1))
+    other = ProjectFactory(workspace=WorkspaceFactory(), name="Other", slug="other", git_url="file:///x")
+    DeploymentFactory(project=other, env="production", branch="main",
+                      created_at=timezone.now() - timedelta(days=1))
     client = as_user(alice)
     with django_assert_max_num_queries(LIST_QUERIES):
         resp = client.get("/v1/orgs/acme/deployments?limit=100")
@@ -98,16 +99,16 @@ def test_a_changed_variable_flags_the_deployments_built_with_it(alice, as_user, 
 
 @pytest.mark.parametrize("nodes", [1, 8])
 def test_agents_page_is_a_fixed_number_of_queries(alice, as_user, workspace, nodes, django_assert_max_num_queries):
-    project = Project.objects.create(workspace=workspace, name="Svc", slug="svc", git_url="file:///x")
-    deployment = Deployment.objects.create(project=project, env="production", branch="main", status="ready")
+    project = ProjectFactory(workspace=workspace, name="Svc", slug="svc", git_url="file:///x")
+    deployment = DeploymentFactory(project=project, env="production", branch="main", status="ready")
     expected = {}
     for n in range(nodes):
-        node = AgentNode.objects.create(workspace=workspace, name=f"node-{n}", token_hash=f"{n:064d}",
-                                        runtimes=["process"])
+        node = AgentNodeFactory(workspace=workspace, name=f"node-{n}", token_hash=f"{n:064d}",
+                                runtimes=["process"])
         for status in ["running"] * n + ["stopped", "assigned"]:
-            Instance.objects.create(deployment=deployment, node=node, status=status)
+            InstanceFactory(deployment=deployment, node=node, status=status)
         expected[node.pk] = n
-    AgentNode.objects.create(workspace=workspace, name="gone", token_hash="f" * 64, status="left")
+    AgentNodeFactory(workspace=workspace, name="gone", token_hash="f" * 64, status="left")
     client = as_user(alice)
     with django_assert_max_num_queries(5):  # authentication and membership (one spare), the nodes, running counts
         resp = client.get("/v1/orgs/acme/agents")

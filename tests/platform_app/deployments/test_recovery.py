@@ -3,10 +3,12 @@ run here eagerly. The same faults with real processes are in tests/slow/faults/t
 import pytest
 from django.utils import timezone
 
-from platform_app.models import Deployment, Project
+from platform_app.models import Deployment
 from platform_app.services.deployments import deployment_lease_renew
 from platform_app.tasks.deployments import deployment_reap_stuck, deployment_requeue_stale
 from tests.conftest import hosted_repo
+from tests.platform_app.deployments.factories import DeploymentFactory
+from tests.platform_app.teams.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -18,14 +20,14 @@ def project(workspace, settings, tmp_path):
     settings.BUILD_LEASE_SECONDS = 30
     settings.BUILD_REQUEUE_AFTER_SECONDS = 60
     site = hosted_repo(workspace, "site", {"src/index.html": "<h1>Hello</h1>"})
-    return Project.objects.create(workspace=workspace, name="Site", slug="site", git_url=site,
-                                  build_command="mkdir -p out && cp -r src/. out/", output_directory="out")
+    return ProjectFactory(workspace=workspace, name="Site", slug="site", git_url=site,
+                          build_command="mkdir -p out && cp -r src/. out/", output_directory="out")
 
 
 def _building(project) -> Deployment:
     """A deployment a worker has claimed, as `_claim` leaves it."""
-    return Deployment.objects.create(project=project, env="production", branch="main",
-                                     status=Deployment.Status.BUILDING, started_at=timezone.now())
+    return DeploymentFactory(project=project, env="production", branch="main",
+                             status=Deployment.Status.BUILDING, started_at=timezone.now())
 
 
 def test_a_trigger_whose_job_never_reached_the_broker_is_built_by_the_requeue_sweep(

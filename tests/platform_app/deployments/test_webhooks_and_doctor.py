@@ -8,6 +8,8 @@ import pytest
 from platform_app.models import Deployment, DoctorReport, Project
 from platform_app.services.deployments import log_append
 from platform_app.services.webhooks import signature_valid
+from tests.platform_app.deployments.factories import DeploymentFactory
+from tests.platform_app.teams.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 SECRET = "It's a Secret to Everybody"
@@ -35,8 +37,8 @@ def test_ping_with_the_test_vector_is_accepted(api, settings):
 def project(workspace, tmp_path, settings):
     settings.GIT_A_WEBHOOK_SECRET = SECRET
     settings.ARTIFACT_ROOT, settings.BUILD_ROOT = tmp_path / "a", tmp_path / "b"
-    return Project.objects.create(workspace=workspace, name="Site", slug="hooked", git_url="https://git.example.com/acme/site.git",
-                                  git_provider="git-a", git_repo="acme/site")
+    return ProjectFactory(workspace=workspace, name="Site", slug="hooked", git_url="https://git.example.com/acme/site.git",
+                          git_provider="git-a", git_repo="acme/site")
 
 
 def push(api, body: dict, delivery="d-1", signature=None):
@@ -88,8 +90,8 @@ FIXTURE_LOGS = {
 
 @pytest.mark.parametrize("rule", list(FIXTURE_LOGS))
 def test_doctor_finds_each_rule_with_evidence_and_a_fix(alice_client, project, rule):
-    deployment = Deployment.objects.create(project=project, env="preview", branch="main", status="error",
-                                           error_message="build failed")
+    deployment = DeploymentFactory(project=project, env="preview", branch="main", status="error",
+                                   error_message="build failed")
     for line in ["$ npm run build", *FIXTURE_LOGS[rule]]:
         log_append(deployment, line)
     items = alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/diagnoses").json()["items"]
@@ -101,9 +103,9 @@ def test_doctor_finds_each_rule_with_evidence_and_a_fix(alice_client, project, r
 
 
 def test_doctor_refuses_healthy_deployments_and_pr_needs_a_connection(alice_client, project):
-    ready = Deployment.objects.create(project=project, env="preview", branch="main", status="ready")
+    ready = DeploymentFactory(project=project, env="preview", branch="main", status="ready")
     assert alice_client.post(f"/v1/orgs/acme/deployments/{ready.pk}/doctor").status_code == 409
-    failed = Deployment.objects.create(project=project, env="preview", branch="main", status="error")
+    failed = DeploymentFactory(project=project, env="preview", branch="main", status="error")
     report = alice_client.post(f"/v1/orgs/acme/deployments/{failed.pk}/doctor").json()
     resp = alice_client.post(f"/v1/orgs/acme/doctor-reports/{report['id']}/pr")
     assert resp.status_code == 404 and "no git-a connection" in resp.json()["message"]
@@ -117,10 +119,10 @@ def test_doctor_opens_a_pull_request_through_git_a(alice_client, workspace, http
 
     settings.GIT_PROVIDERS = {**settings.GIT_PROVIDERS, "git-a": {
         **settings.GIT_PROVIDERS["git-a"], "client_id": "gh", "api_url": httpserver.url_for("/api").rstrip("/")}}
-    project = Project.objects.create(workspace=workspace, name="Py", slug="py-app", git_provider="git-a",
-                                     git_repo="acme/py", production_branch="main")
+    project = ProjectFactory(workspace=workspace, name="Py", slug="py-app", git_provider="git-a",
+                             git_repo="acme/py", production_branch="main", git_url="")
     connection_save(workspace=workspace, provider="git-a", token="gho_token")
-    deployment = Deployment.objects.create(project=project, env="production", branch="main", status="error")
+    deployment = DeploymentFactory(project=project, env="production", branch="main", status="error")
     log_append(deployment, "ModuleNotFoundError: No module named 'flask'")
     report = alice_client.post(f"/v1/orgs/acme/deployments/{deployment.pk}/doctor").json()
     repo = "/api/repos/acme/py"

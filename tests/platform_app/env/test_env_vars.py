@@ -2,15 +2,16 @@
 import pytest
 from django.db import connection
 
-from platform_app.models import AuditEvent, EnvVar, Project
+from platform_app.models import AuditEvent, EnvVar
 from platform_app.services.env import env_resolve, env_snapshot
+from tests.platform_app.teams.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def project(workspace):
-    return Project.objects.create(workspace=workspace, name="Web", slug="web-app", git_url="file:///nowhere")
+    return ProjectFactory(workspace=workspace, name="Web", slug="web-app", git_url="file:///nowhere")
 
 
 @pytest.fixture

@@ -5,10 +5,11 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from platform_app.models import EnvVar, Project, SecretFinding
+from platform_app.models import EnvVar, SecretFinding
 from platform_app.services.env import env_resolve
 from platform_app.services.secret_scan import secret_scan_run
 from tests.conftest import hosted_repo
+from tests.platform_app.teams.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -36,7 +37,7 @@ def repo(workspace):
 
 @pytest.fixture
 def project(workspace, repo):
-    return Project.objects.create(workspace=workspace, name="Shop", slug="shop", git_url=repo[0].as_uri())
+    return ProjectFactory(workspace=workspace, name="Shop", slug="shop", git_url=repo[0].as_uri())
 
 
 def test_scanner_finds_planted_secrets_and_not_look_alikes(alice_client, project, repo):

@@ -14,6 +14,8 @@ from werkzeug import Response
 from platform_app.models import Deployment, Project
 from tests.conftest import git_repo, hosted_repo
 from tests.local_servers import SilentListener
+from tests.platform_app.env.factories import SecretFindingFactory
+from tests.platform_app.teams.factories import ProjectFactory
 from tests.test_outbound import INSIDE, LOOPBACK_NOTATIONS
 
 pytestmark = pytest.mark.django_db
@@ -207,7 +209,7 @@ def test_a_build_refuses_a_repository_the_project_may_not_read(where, alice, ali
            "symlink": (hosted_git_root / workspace.pk / "link").as_uri(),
            "outside": outside, "bare path elsewhere": str(tmp_path),
            "inside address": "http://169.254.169.254/latest/meta-data"}[where]
-    project = Project.objects.create(workspace=workspace, name="P", slug="p", git_url=url, output_directory=".")
+    project = ProjectFactory(workspace=workspace, name="P", slug="p", git_url=url, output_directory=".")
     deployment = deploy(alice_client, project, django_capture_on_commit_callbacks)
     assert deployment.status == "error" and deployment.commit_sha == ""
     assert deployment.error_message == "git clone failed: This address cannot be reached from the platform."
@@ -217,9 +219,9 @@ def test_a_secret_finding_is_not_imported_from_a_repository_outside_the_workspac
     from platform_app.models import SecretFinding
 
     theirs = hosted_repo(charlie.memberships.get().workspace, "theirs", {".env": "API_TOKEN=x"})
-    project = Project.objects.create(workspace=workspace, name="P", slug="p", git_url=theirs)
-    finding = SecretFinding.objects.create(project=project, fingerprint="f" * 64, rule="github-token", file="ci.yml",
-                                           line=1, preview="ghp_****", commit_sha="a" * 40)
+    project = ProjectFactory(workspace=workspace, name="P", slug="p", git_url=theirs)
+    finding = SecretFindingFactory(project=project, fingerprint="f" * 64, rule="github-token", file="ci.yml",
+                                   line=1, preview="ghp_****", commit_sha="a" * 40)
     res = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/secret-findings/{finding.pk}/import",
                             {"key": "TOKEN", "target": ["production"]}, format="json")
     assert res.status_code == 400 and res.json()["code"] == "not_importable"

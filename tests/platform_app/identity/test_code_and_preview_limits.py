@@ -6,11 +6,13 @@ import pytest
 from django.db import connection
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from platform_app.models import AttemptCounter, Project
+from platform_app.models import AttemptCounter
 from platform_app.services.auth import session_start
 from platform_app.services.preview import protection_set
 from tests.factories import PASSWORD, UserFactory
 from tests.platform_app.identity.conftest import OWNER, STRANGER, client_from, counted, race, sign_in
+from tests.platform_app.identity.factories import TOTPDeviceFactory
+from tests.platform_app.teams.factories import ProjectFactory
 
 PREVIEW_PASSWORD = "open-sesame-42"
 
@@ -21,7 +23,7 @@ def totp_of(device: TOTPDevice) -> pyotp.TOTP:
 
 @pytest.fixture
 def protected(workspace):
-    project = Project.objects.create(workspace=workspace, name="Shop", slug="shop", git_url="file:///nowhere")
+    project = ProjectFactory(workspace=workspace, name="Shop", slug="shop", git_url="file:///nowhere")
     protection_set(project=project, mode="password", password=PREVIEW_PASSWORD)
     return project
 
@@ -36,7 +38,7 @@ def verify(client, project, password):
 def test_wrong_codes_are_limited_per_pair_and_the_owner_gets_in_elsewhere(clock, travel, settings):
     settings.AUTH_FAILURES_PER_ACCOUNT_AND_IP = 3
     user = UserFactory()
-    totp = totp_of(TOTPDevice.objects.create(user=user, name="Phone", confirmed=True))
+    totp = totp_of(TOTPDeviceFactory(user=user, name="Phone", confirmed=True))
     stranger = client_from(STRANGER)  # knows the password, guesses codes
     for _ in range(3):
         resp = sign_in(stranger, user.email, totpCode="000000")
@@ -55,7 +57,7 @@ def test_wrong_codes_are_limited_per_pair_and_the_owner_gets_in_elsewhere(clock,
 def test_enrolment_confirm_codes_are_counted_too(clock, settings):
     settings.AUTH_FAILURES_PER_ACCOUNT_AND_IP = 2
     user = UserFactory()
-    TOTPDevice.objects.create(user=user, name="Phone", confirmed=False)
+    TOTPDeviceFactory(user=user, name="Phone", confirmed=False)
     client = client_from(OWNER)
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {session_start(user=user).access_token}")
     for _ in range(2):
@@ -104,7 +106,7 @@ def test_concurrent_wrong_codes_and_preview_passwords_on_postgresql(clock, setti
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
     user = UserFactory()
-    TOTPDevice.objects.create(user=user, name="Phone", confirmed=False)
+    TOTPDeviceFactory(user=user, name="Phone", confirmed=False)
     bearer = f"Bearer {session_start(user=user).access_token}"
     statuses = race(20, STRANGER, lambda c: c.post("/v1/auth/mfa/totp/confirm", {"code": "000000"}, format="json",
                                                    HTTP_AUTHORIZATION=bearer))
@@ -112,7 +114,7 @@ def test_concurrent_wrong_codes_and_preview_passwords_on_postgresql(clock, setti
     assert statuses.count(400) == limit and statuses.count(429) == 20 - limit
     assert counted(f"mfa:pair:{user.pk}|{STRANGER}") == limit
 
-    project = Project.objects.create(workspace=workspace, name="Shop", slug="shop", git_url="file:///nowhere")
+    project = ProjectFactory(workspace=workspace, name="Shop", slug="shop", git_url="file:///nowhere")
     protection_set(project=project, mode="password", password=PREVIEW_PASSWORD)
     statuses = race(20, STRANGER, lambda c: verify(c, project, "wrong-one"))
     limit = settings.PREVIEW_ATTEMPTS_PER_WINDOW

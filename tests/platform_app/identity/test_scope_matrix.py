@@ -6,8 +6,8 @@ exact `insufficient_scope` body.
 """
 import pytest
 
-from platform_app.models import Project
 from platform_app.services.scopes import ALL_SCOPES, scope_allows
+from tests.platform_app.teams.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +40,7 @@ def test_scope_implications_table():
 
 @pytest.fixture
 def project(workspace):
-    return Project.objects.create(workspace=workspace, name="Web", slug="web", git_url="file:///nowhere")
+    return ProjectFactory(workspace=workspace, name="Web", slug="web", git_url="file:///nowhere")
 
 
 @pytest.mark.parametrize("held", list(EXPECTED))

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from platform_app.models import AuditEvent, Deployment, Project
+from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.teams.factories import ProjectFactory, ProjectGroupFactory
 
 pytestmark = pytest.mark.django_db
@@ -167,7 +168,7 @@ def test_bad_updates_change_nothing(alice, workspace, as_user, body):
 
 def test_delete_removes_project_and_deployments(alice, workspace, as_user):
     project = ProjectFactory(workspace=workspace)
-    Deployment.objects.create(project=project, branch="main")
+    DeploymentFactory(project=project, branch="main")
     res = as_user(alice).delete(f"/v1/orgs/acme/projects/{project.pk}")
     assert res.status_code == 200 and res.json()["id"] == project.pk
     assert not Project.objects.exists() and not Deployment.objects.exists()

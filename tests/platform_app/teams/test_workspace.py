@@ -2,8 +2,9 @@
 import pytest
 from django.utils import timezone
 
-from platform_app.models import AuditEvent, Deployment, Project, ProjectGroup, Workspace
+from platform_app.models import AuditEvent, Project, ProjectGroup, Workspace
 from tests.factories import WorkspaceFactory
+from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.teams.factories import ProjectFactory, ProjectGroupFactory
 
 pytestmark = pytest.mark.django_db
@@ -33,9 +34,9 @@ def test_patch_workspace_slug_taken_and_bad_input(alice, workspace, as_user):
 def test_stats(alice, bob, workspace, as_user):
     project = ProjectFactory(workspace=workspace)
     ProjectFactory()
-    Deployment.objects.create(project=project, branch="main", status="ready")
-    Deployment.objects.create(project=project, branch="dev", status="error")
-    Deployment.objects.create(project=project, branch="old", created_at=timezone.now().replace(year=2020))
+    DeploymentFactory(project=project, branch="main", status="ready")
+    DeploymentFactory(project=project, branch="dev", status="error")
+    DeploymentFactory(project=project, branch="old", created_at=timezone.now().replace(year=2020))
     body = as_user(bob).get("/v1/orgs/acme/stats").json()
     assert body["projects"] == 1 and body["members"] == 2
     assert body["deploymentsThisMonth"] == 2

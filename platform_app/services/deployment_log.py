@@ -1,0 +1,44 @@
+"""A deployment's events and log lines: every writer (the build, agents, the deployment services) records them
+here, and followers of the log stream are woken from here. It imports no other service, so anything may use it."""
+from django.conf import settings
+from django.db.models import Max
+
+from platform_app.models import DeploymentEvent, LogLine
+
+
+def event_record(deployment, type_: str, message: str = "") -> DeploymentEvent:
+    return DeploymentEvent.objects.create(deployment=deployment, type=type_, message=message[:2000])
+
+
+def log_append(deployment, text: str, stream: str = "build") -> LogLine:
+    """Append one line with the next sequence number (the unique constraint keeps the order honest)."""
+    last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"] or 0
+    line = LogLine.objects.create(deployment=deployment, seq=last + 1, stream=stream, text=text[:10000])
+    log_publish(line)
+    return line
+
+
+def log_channel(deployment_id: str) -> str:
+    return f"deployment-logs:{deployment_id}"
+
+
+def log_publish(line) -> None:
+    """Wake stream followers at once through Redis pub/sub when Redis is configured (they poll otherwise)."""
+    if not settings.REDIS_URL:
+        return
+    try:
+        _redis().publish(log_channel(line.deployment_id), str(line.seq))
+    except Exception:  # noqa: BLE001 - a missed wake-up only delays followers until their next poll
+        pass
+
+
+_client = None
+
+
+def _redis():
+    global _client
+    if _client is None:
+        import redis
+
+        _client = redis.Redis.from_url(settings.REDIS_URL)
+    return _client

@@ -1,0 +1,106 @@
+"""The objects every route-access case points its path parameters at: alice's workspace `acme` with one of
+each thing a route can name, charlie's own workspace, an OTP key and record, a warehouse quote and booking."""
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from django.apps import apps
+from django.utils import timezone
+
+from platform_app.models import AgentNode, Deployment, DeployHook, DoctorReport, Environment, EnvVar, SecretFinding
+from platform_app.services.auth import session_start
+from platform_app.services.crypto import encrypt
+from platform_app.services.keys import sha256_hex
+from tests.factories import ApiTokenFactory, MembershipFactory, UserFactory, WorkspaceFactory
+from tests.otp_app.factories import ApiKeyFactory
+from tests.platform_app.teams.factories import InvitationFactory, ProjectFactory, ProjectGroupFactory
+from tests.warehouse_app.factories import FacilityFactory
+
+HOOK_SECRET = "hook-secret-route-access-000000000000"
+INVITATION_TOKEN = "invitation-route-access-000000"
+
+
+@dataclass
+class World:
+    alice: object
+    charlie: object
+    charlie_access: str
+    alice_access: str
+    path_values: dict  # path parameter → value; "<path> <param>" for a name two routes use differently
+
+
+def world_build() -> World:
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+    from otp_app.models import OtpRecord
+    from warehouse_app.models import Booking, Quote
+
+    acme = WorkspaceFactory(slug="acme", name="Acme")
+    alice = UserFactory(email="alice@example.com", name="Alice")
+    MembershipFactory(workspace=acme, user=alice, role="owner")
+    bob = MembershipFactory(workspace=acme, user=UserFactory(email="bob@example.com"), role="developer")
+    charlie = UserFactory(email="charlie@example.com", name="Charlie")
+    MembershipFactory(workspace=WorkspaceFactory(slug="charlies"), user=charlie, role="owner")
+
+    project = ProjectFactory(workspace=acme, slug="web")
+    deployment = Deployment.objects.create(project=project, branch="main", status=Deployment.Status.ERROR)
+    report = DoctorReport.objects.create(deployment=deployment)
+    env_var = EnvVar.objects.create(project=project, key="API_URL", value_encrypted=encrypt("x"),
+                                    targets=["production"])
+    environment = Environment.objects.create(project=project, name="staging")
+    finding = SecretFinding.objects.create(project=project, fingerprint="f" * 64, rule="aws-key", file="app.py",
+                                           line=1, preview="AKIA****")
+    hook = DeployHook.objects.create(project=project, name="ci", branch="main", secret_hash=sha256_hex(HOOK_SECRET))
+    group = ProjectGroupFactory(workspace=acme, slug="front")
+    token = ApiTokenFactory(user=alice, workspace=acme)
+    node = AgentNode.objects.create(workspace=acme, name="node-1", token_hash=sha256_hex("agent-route-access"))
+    InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
+    device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
+    alice_session = session_start(user=alice)
+
+    key = ApiKeyFactory(workspace=acme, mode="test")
+    record = OtpRecord.objects.create(api_key=key, workspace=acme, mode="test", recipient="+14155550123",
+                                      channel="sms", code_hash="0" * 64, attempts_left=3,
+                                      expires_at=timezone.now() + timedelta(minutes=10))
+
+    facility = FacilityFactory()
+    terms = {"customer": alice, "facility": facility, "quantity": 10, "unit": "pallet",
+             "start_date": date.today() + timedelta(days=30), "term_months": 3}
+    quote = Quote.objects.create(**terms)
+    booked = Quote.objects.create(**terms, status=Quote.Status.BOOKED, price=500, currency="USD")
+    booking = Booking.objects.create(**terms, quote=booked, price=500, currency="USD")
+
+    values = {
+        "org_id": acme.pk, "project_id": project.pk, "deployment_id": deployment.pk, "report_id": report.pk,
+        "env_id": env_var.pk, "environment_id": environment.pk, "finding_id": finding.pk, "hook_id": hook.pk,
+        "slug": group.slug, "token_id": token.pk, "member_id": bob.pk, "node_id": node.pk, "provider": "git-a",
+        "factor_id": f"totp_{device.pk}", "session_id": alice_session.session.pk, "token": INVITATION_TOKEN,
+        "secret": HOOK_SECRET, "record_id": record.pk,
+        "/api/warehouses/{slug} slug": facility.slug,
+        "/api/quotes/{reference} reference": quote.reference,
+        "/api/bookings/{reference} reference": booking.reference,
+    }
+    return World(alice=alice, charlie=charlie, charlie_access=session_start(user=charlie).access_token,
+                 alice_access=alice_session.access_token,
+                 path_values=values)
+
+
+def fill(path: str, values: dict) -> str:
+    """`/v1/orgs/{org_id}/...` with the world's ids; a route whose parameter has no value fails loudly."""
+
+    def value(match):
+        name = match.group(1)
+        prefix = path[: match.end()]
+        for key in (f"{prefix} {name}", f"{path} {name}", name):
+            if key in values:
+                return str(values[key])
+        raise KeyError(f"no value for {{{name}}} in {path}: add it to world_build")
+
+    return re.sub(r"\{(\w+)\}", value, path)
+
+
+def row_counts() -> dict:
+    """Rows of every table of the three apps: an unauthorised request must leave them all as they were."""
+    return {model._meta.label: model._default_manager.count()
+            for app in ("platform_app", "otp_app", "warehouse_app")
+            for model in apps.get_app_config(app).get_models() if model._meta.managed}
+
