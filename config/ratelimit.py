@@ -10,8 +10,10 @@ with 503 `service_unavailable`.
 """
 import logging
 import time
+from dataclasses import dataclass, field
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 
 from config.client_ip import client_ip  # noqa: F401  (kept importable from here for every caller)
 from config.errors import RateLimited, ServiceUnavailable
@@ -69,24 +71,65 @@ def hits(key: str, window: int, *, fail_closed: bool = False) -> int:
         return 0
 
 
-def _incr(k: str, remaining: int) -> int:
-    cache.add(k, 0, timeout=remaining + 1)
-    try:
-        return cache.incr(k)
-    except ValueError:  # expired between add and incr
-        cache.set(k, 1, timeout=remaining + 1)
-        return 1
+def _incr_many(windows: list[tuple[str, int]]) -> list[int]:
+    """Count one event in each (cache key, seconds left) window. On Redis: INCR and EXPIRE NX per window, all in
+    one pipelined round trip; elsewhere (tests, the embedded default) add + incr per window."""
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        names = [backend.make_and_validate_key(k) for k, _ in windows]
+        pipe = backend._cache.get_client(names[0], write=True).pipeline(transaction=False)
+        for name, (_, remaining) in zip(names, windows):
+            pipe.incr(name)
+            pipe.expire(name, remaining + 1, nx=True)
+        return [int(count) for count in pipe.execute()[::2]]
+    counts = []
+    for k, remaining in windows:
+        cache.add(k, 0, timeout=remaining + 1)
+        try:
+            counts.append(cache.incr(k))
+        except ValueError:  # expired between add and incr
+            cache.set(k, 1, timeout=remaining + 1)
+            counts.append(1)
+    return counts
 
 
 def hit(key: str, window: int, *, fail_closed: bool = False) -> int:
     """Count one event; returns the count in the current window (0 when the cache is down and failing open)."""
-    k, remaining = _window(key, window)
     try:
-        return _cached(_incr, k, remaining)
+        return _cached(_incr_many, [_window(key, window)])[0]
     except _CacheDown:
         if fail_closed:
             raise _unavailable()
         return 0
+
+
+@dataclass(frozen=True)
+class Limit:
+    key: str
+    limit: int
+    window: int
+    message: str = "Too many requests; try again later."
+    extra: dict = field(default_factory=dict)  # RateLimited keyword arguments, e.g. `code`
+
+
+def consume_all(limits: list[Limit], *, fail_closed: bool = False) -> None:
+    """Count one event against every limit in one round trip; the first limit that goes over refuses it (429),
+    and the limits after it are given their count back, as if counted one after the other."""
+    windows = [_window(lim.key, lim.window) for lim in limits]
+    try:
+        counts = _cached(_incr_many, windows)
+    except _CacheDown:
+        if fail_closed:
+            raise _unavailable()
+        return
+    for i, (count, lim) in enumerate(zip(counts, limits)):
+        if count > lim.limit:
+            for k, _ in windows[i + 1:]:
+                try:
+                    _cached(cache.decr, k)
+                except (_CacheDown, ValueError):
+                    pass  # counted once too often, in a window that expires by itself
+            raise RateLimited(lim.message, retry_after=windows[i][1], **lim.extra)
 
 
 def check(key: str, limit: int, window: int, message: str = "Too many attempts; try again later.", *,

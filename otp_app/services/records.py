@@ -8,10 +8,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from config import ratelimit
+from config.ratelimit import Limit
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
 from otp_app.services.codes import code_hash, code_matches, code_new, code_seal
-from otp_app.services.counters import Limit, counters_consume
 from otp_app.services.errors import Conflict, InsufficientBalance, NotFound, RateLimited, ValidationFailed
 from otp_app.services.routing import recipient_normalize, route_for
 from otp_app import messages
@@ -50,7 +51,7 @@ def _send_limits(*, api_key, recipient: str) -> None:
     if failed >= settings.OTP_FAILED_RECORDS_PER_RECIPIENT:
         raise RateLimited("Too many failed verifications for this recipient; try again tomorrow.",
                           code="recipient_blocked", retry_after=3600)
-    counters_consume(limits=[
+    ratelimit.consume_all([
         Limit(f"otp:key:{api_key.pk}", settings.OTP_SENDS_PER_KEY_PER_MINUTE, 60,
               "Too many sends with this key; slow down."),
         Limit(f"otp:rcpt:{api_key.workspace_id}:{recipient}", settings.OTP_SENDS_PER_RECIPIENT,
