@@ -2,6 +2,7 @@
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
+from config.client_ip import client_ip
 from config.errors import ApplicationError
 from platform_app.models import (Deployment, DeployHook, DeploymentEvent, DoctorReport, LogLine, RuntimeLogLine,
                                  WebhookDelivery)
@@ -80,12 +81,12 @@ class DeploymentAdmin(admin.ModelAdmin):
     def redeploy(self, request, queryset):
         self._each(request, queryset, lambda d: deployment_trigger(
             project=d.project, env=d.env, branch=d.branch, trigger=Deployment.Trigger.MANUAL, actor=request.user,
-            ip=request.META.get("REMOTE_ADDR", "")), "redeploy queued as {result.pk}.")
+            ip=client_ip(request)), "redeploy queued as {result.pk}.")
 
     @admin.action(description="Roll production back to the selected deployment")
     def rollback(self, request, queryset):
         self._each(request, queryset, lambda d: deployment_rollback(
-            project=d.project, deployment_id=d.pk, actor=request.user, ip=request.META.get("REMOTE_ADDR", "")),
+            project=d.project, deployment_id=d.pk, actor=request.user, ip=client_ip(request)),
             "now serves production of {result.project.slug}.")
 
 
