@@ -14,6 +14,7 @@ from otp_app.models import ApiKey, OtpRecord
 from platform_app.models import AuthSession, Deployment, Project, User, Workspace
 from tests.factories import PASSWORD
 from tests.otp_app.conftest import PHONE, key_client, sandbox  # noqa: F401
+from tests.platform_app.deployments.factories import DeployHookFactory
 from tests.platform_app.teams.factories import ProjectFactory
 from tests.warehouse_app.conftest import customer, customer_client  # noqa: F401
 from warehouse_app.models import UsageCounter
@@ -261,3 +262,13 @@ def test_every_route_named_in_the_body_limits_exists(settings):
 
     for dotted in settings.REQUEST_BODY_LIMITS:
         assert isinstance(import_string(dotted), type), dotted
+
+
+def test_an_over_long_idempotency_key_on_a_deploy_hook_is_400_and_changes_nothing(alice, no_errors_logged):
+    hook = DeployHookFactory(project=ProjectFactory(workspace=alice.memberships.get().workspace, slug="web"),
+                             raw="deploy-hook-secret-long-key")
+    resp = APIClient().post("/v1/hooks/deploy/deploy-hook-secret-long-key", HTTP_IDEMPOTENCY_KEY="k" * 65)
+    assert "Idempotency-Key" in platform_error(resp, 400, "validation_error")["details"]
+    assert not Deployment.objects.exists()
+    hook.refresh_from_db()
+    assert hook.last_triggered_at is None

@@ -36,10 +36,18 @@ def production_url(project) -> str:
     return f"http://{project.slug}.{settings.DEPLOY_DOMAIN}{port}/"
 
 
+IDEMPOTENCY_KEY_MAX = 64  # a UUID has 36; the column keeps room for a scope such as a hook's `hook:<id>:`
+
+
 def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, actor=None, ip: str = "",
-                       idempotency_key: str | None = None) -> Deployment:
+                       idempotency_key: str | None = None, idempotency_scope: str = "") -> Deployment:
     """Record a queued deployment and enqueue its build once the transaction commits. A retried call with the
-    same Idempotency-Key returns the first deployment (`_replayed` set) instead of building twice."""
+    same Idempotency-Key (within `idempotency_scope`) returns the first deployment (`_replayed` set) instead of
+    building twice."""
+    if idempotency_key and len(idempotency_key) > IDEMPOTENCY_KEY_MAX:
+        raise ValidationFailed(f"`Idempotency-Key` must be at most {IDEMPOTENCY_KEY_MAX} characters.",
+                               details={"Idempotency-Key": [f"At most {IDEMPOTENCY_KEY_MAX} characters."]})
+    idempotency_key = f"{idempotency_scope}{idempotency_key}" if idempotency_key else None
     if idempotency_key:
         existing = Deployment.objects.filter(project=project, idempotency_key=idempotency_key).first()
         if existing is not None:

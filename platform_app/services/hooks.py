@@ -36,7 +36,8 @@ def hook_fire(*, secret: str, idempotency_key: str | None = None):
     hook = DeployHook.objects.select_related("project__workspace").filter(secret_hash=sha256_hex(secret)).first()
     if hook is None:
         raise NotFound("No such deploy hook.")
+    deployment = deployment_trigger(project=hook.project, env=environment_for_branch(hook.project, hook.branch),
+                                    branch=hook.branch, trigger="hook",
+                                    idempotency_key=idempotency_key, idempotency_scope=f"hook:{hook.pk}:")
     DeployHook.objects.filter(pk=hook.pk).update(last_triggered_at=timezone.now())
-    return deployment_trigger(project=hook.project, env=environment_for_branch(hook.project, hook.branch),
-                              branch=hook.branch, trigger="hook",
-                              idempotency_key=f"hook:{hook.pk}:{idempotency_key}" if idempotency_key else None)
+    return deployment
