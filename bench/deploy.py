@@ -46,9 +46,9 @@ urlpatterns = [path("plain", plain), path("", include("config.urls"))]
 
 
 def main(lines: int) -> None:
-    from platform_app.services.log_stream import log_stream_open
-    from platform_app.services.deployments import deployment_trigger, log_append
-    from platform_app.services.projects import project_create_from_template
+    from platform_app.services.deployments.log_stream import log_stream_open
+    from platform_app.services.deployments.deployments import deployment_trigger, log_append
+    from platform_app.services.projects.projects import project_create_from_template
 
     settings.ROOT_URLCONF = __name__
     call_command("migrate", verbosity=0)

@@ -135,7 +135,7 @@ def server_cost(bench, channel: str) -> str:
 
 def setup():
     from platform_app.models import Deployment, Membership, Project, User, Workspace
-    from platform_app.services.keys import token_issue
+    from platform_app.services.identity.keys import token_issue
 
     user = User.objects.create_user(email="bench@example.com", password="bench-password-1")
     workspace = Workspace.objects.create(name="Bench", slug="bench")
@@ -151,7 +151,7 @@ async def measure(bench, args, deployment, token):
     from django.db import connection
 
     from platform_app.models import Deployment
-    from platform_app.services.deployments import log_append, log_channel
+    from platform_app.services.deployments.deployments import log_append, log_channel
 
     host, port = urlsplit(bench.url).hostname, urlsplit(bench.url).port
     path = f"/v1/orgs/bench/deployments/{deployment.pk}/logs/stream?token={token}"

@@ -1,7 +1,7 @@
 """Fixed-window counters in the cache (Redis when configured), for volume limits shared by every service.
 
 Attempts at secrets (sign-in passwords, MFA codes, preview passwords) are not counted here but in the
-database (`platform_app.services.throttle`), where counting and deciding is one atomic statement.
+database (`platform_app.services.identity.throttle`), where counting and deciding is one atomic statement.
 
 The cache may be unreachable (Redis restarting, network trouble). The Redis client has short socket timeouts
 (`REDIS_CACHE_TIMEOUT_SECONDS`), and a cache error never escapes: by default the limit **fails open** (the event

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from config.schema import OtpSchemaView, PlatformSchemaView, WarehouseSchemaView, schema_routes
-from platform_app.api.health import HealthView, jwks_view
+from platform_app.api.identity.health import HealthView, jwks_view
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -15,13 +15,13 @@ urlpatterns = [
     path("v1/", include("platform_app.api.urls")),
     # OTP
     *schema_routes("api/v1/", OtpSchemaView, "otp"),
-    path("api/v1/", include("otp_app.urls")),
-    path("dashboard/otp/", include("otp_app.console_urls")),
-    path("", include("platform_app.urls")),
+    path("api/v1/", include("otp_app.api.urls")),
+    path("dashboard/otp/", include("otp_app.pages.urls")),
+    path("", include("platform_app.pages.urls")),
     # Warehouse
     *schema_routes("api/", WarehouseSchemaView, "warehouse"),
-    path("api/", include("warehouse_app.urls")),
-    path("", include("warehouse_app.pages_urls")),
+    path("api/", include("warehouse_app.api.urls")),
+    path("", include("warehouse_app.pages.urls")),
 ]
 if settings.BENCH_VIEWS:  # the benchmarks' baselines (bench/harness.py), off unless BENCH_VIEWS is set
     urlpatterns.insert(0, path("bench/", include("config.bench_views")))

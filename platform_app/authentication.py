@@ -7,9 +7,9 @@ from rest_framework.authentication import BaseAuthentication, SessionAuthenticat
 
 from config.errors import Unauthenticated
 from platform_app.choices import Scope
-from platform_app.services.auth import session_active
-from platform_app.services.keys import token_verify
-from platform_app.services.tokens import TOKEN_PREFIX, api_token_authenticate
+from platform_app.services.identity.auth import session_active
+from platform_app.services.identity.keys import token_verify
+from platform_app.services.identity.tokens import TOKEN_PREFIX, api_token_authenticate
 
 
 @dataclass

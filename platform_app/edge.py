@@ -31,18 +31,18 @@ def _resolve(host: str):
 
 
 def serve(request, deployment) -> HttpResponse:
-    from platform_app.services.preview import preview_gate
+    from platform_app.services.edge.preview import preview_gate
 
     if deployment.status != Deployment.Status.READY or not deployment.artifact_path:
         return HttpResponse(f"This deployment is {deployment.status}.", status=503, content_type="text/plain")
     gate = preview_gate(request, deployment)
     if gate is not None:
         return gate
-    from platform_app.services.agents import is_runtime
+    from platform_app.services.agents.agents import is_runtime
 
     if is_runtime(deployment):
         return proxy(request, deployment)
-    from platform_app.services import isr
+    from platform_app.services.edge import isr
 
     hit = isr.cached(deployment.pk, request.path)
     if hit is not None:
@@ -91,7 +91,7 @@ class EdgeMiddleware:
             return self.get_response(request)  # not a deployment host: the platform itself
         if deployment is False:
             return HttpResponse("No deployment here.", status=404, content_type="text/plain")
-        from platform_app.services.agents import is_runtime
+        from platform_app.services.agents.agents import is_runtime
 
         if request.method not in ("GET", "HEAD") and not is_runtime(deployment):
             return HttpResponse("Method not allowed", status=405, content_type="text/plain")
@@ -110,7 +110,7 @@ def proxy(request, deployment) -> HttpResponse:
     """Forward the request to a running instance of the deployment on its node."""
     import httpx
 
-    from platform_app.services.agents import running_instance
+    from platform_app.services.agents.agents import running_instance
 
     instance = running_instance(deployment)
     if instance is None:

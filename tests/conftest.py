@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
-from platform_app.services.auth import session_start
+from platform_app.services.identity.auth import session_start
 from tests.factories import ApiTokenFactory, MembershipFactory, UserFactory, WorkspaceFactory
 from tests.local_servers import DnsServer, GitHttpServer
 

@@ -4,7 +4,7 @@ from django.contrib.auth.models import Group
 from factory.django import DjangoModelFactory
 
 from platform_app.models import ApiToken, Membership, User, Workspace
-from platform_app.services.keys import sha256_hex
+from platform_app.services.identity.keys import sha256_hex
 
 PASSWORD = "correct-horse-battery-9"
 

@@ -8,12 +8,13 @@ from django.apps import apps
 from django.utils import timezone
 
 from platform_app.models import AgentNode, Deployment, DeployHook, DoctorReport, Environment, EnvVar, SecretFinding
-from platform_app.services.auth import session_start
-from platform_app.services.crypto import encrypt
-from platform_app.services.keys import sha256_hex
+from platform_app.services.identity.auth import session_start
+from platform_app.services.env.crypto import encrypt
+from platform_app.services.identity.keys import sha256_hex
 from tests.factories import ApiTokenFactory, MembershipFactory, UserFactory, WorkspaceFactory
 from tests.otp_app.factories import ApiKeyFactory
-from tests.platform_app.teams.factories import InvitationFactory, ProjectFactory, ProjectGroupFactory
+from tests.platform_app.projects.factories import ProjectFactory, ProjectGroupFactory
+from tests.platform_app.teams.factories import InvitationFactory
 from tests.warehouse_app.factories import FacilityFactory
 
 HOOK_SECRET = "hook-secret-route-access-000000000000"

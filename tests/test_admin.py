@@ -13,10 +13,12 @@ from platform_app import models as platform
 from platform_app.models import AuditEvent, Deployment, DeploymentEvent
 from tests import factories as base
 from tests.otp_app import factories as otp_factories
+from tests.platform_app.agents import factories as agents
 from tests.platform_app.deployments import factories as deploy
 from tests.platform_app.env import factories as env
-from tests.platform_app.git import factories as git
 from tests.platform_app.identity import factories as identity
+from tests.platform_app.projects import factories as projects
+from tests.platform_app.providers import factories as git
 from tests.platform_app.teams import factories as teams
 from tests.warehouse_app import factories as wh
 from warehouse_app import models as warehouse
@@ -31,13 +33,13 @@ FACTORIES = {
     platform.Membership: base.MembershipFactory, platform.ApiToken: base.ApiTokenFactory,
     platform.AuthSession: identity.AuthSessionFactory, platform.RefreshToken: identity.RefreshTokenFactory,
     platform.AttemptCounter: identity.AttemptCounterFactory, platform.AuditEvent: identity.AuditEventFactory,
-    platform.ProjectGroup: teams.ProjectGroupFactory, platform.Project: teams.ProjectFactory,
+    platform.ProjectGroup: projects.ProjectGroupFactory, platform.Project: projects.ProjectFactory,
     platform.Invitation: teams.InvitationFactory,
     platform.Deployment: deploy.DeploymentFactory, platform.DeploymentEvent: deploy.DeploymentEventFactory,
     platform.LogLine: deploy.LogLineFactory, platform.RuntimeLogLine: deploy.RuntimeLogLineFactory,
     platform.DeployHook: deploy.DeployHookFactory, platform.WebhookDelivery: deploy.WebhookDeliveryFactory,
-    platform.DoctorReport: deploy.DoctorReportFactory, platform.AgentInvite: deploy.AgentInviteFactory,
-    platform.AgentNode: deploy.AgentNodeFactory, platform.Instance: deploy.InstanceFactory,
+    platform.DoctorReport: deploy.DoctorReportFactory, platform.AgentInvite: agents.AgentInviteFactory,
+    platform.AgentNode: agents.AgentNodeFactory, platform.Instance: agents.InstanceFactory,
     platform.OAuthState: git.OAuthStateFactory, platform.GitConnection: git.GitConnectionFactory,
     platform.GitInstallation: git.GitInstallationFactory, platform.LinkedIdentity: git.LinkedIdentityFactory,
     platform.Environment: env.EnvironmentFactory, platform.EnvVar: env.EnvVarFactory,
@@ -97,7 +99,7 @@ def test_staff_opens_list_and_change_page(staff, model):
 def test_index_and_help_texts_render(staff):
     body = staff.get(reverse("admin:index")).content.decode()
     assert "Linked identities" in body and "Workspace policies" in body and "Operator facilities" in body
-    project = teams.ProjectFactory(slug="shop")
+    project = projects.ProjectFactory(slug="shop")
     body = staff.get(_url(platform.Project, "change", project.pk)).content.decode()
     assert "DNS label: {slug}.{DEPLOY_DOMAIN} serves production." in body
 
@@ -110,7 +112,7 @@ def test_non_staff_is_sent_to_login(client):
 
 def test_deployment_list_has_no_n_plus_one(staff, django_assert_max_num_queries):
     for n in range(12):
-        deploy.DeploymentFactory(project=teams.ProjectFactory(), status=("ready", "error", "queued")[n % 3])
+        deploy.DeploymentFactory(project=projects.ProjectFactory(), status=("ready", "error", "queued")[n % 3])
     with django_assert_max_num_queries(12):
         res = staff.get(_url(Deployment, "changelist"))
     assert res.status_code == 200 and res.context["cl"].result_count == 12
@@ -164,14 +166,14 @@ def test_redeploy_action(staff):
 
 
 def test_redeploy_action_reports_the_service_refusal(staff):
-    image = deploy.DeploymentFactory(project=teams.ProjectFactory(source="image", git_url=""))
+    image = deploy.DeploymentFactory(project=projects.ProjectFactory(source="image", git_url=""))
     res = _act(staff, "redeploy", image)
     assert Deployment.objects.count() == 1
     assert _messages(res) == [f"{image.pk}: This project has no Git repository to build."]
 
 
 def test_rollback_action(staff):
-    project = teams.ProjectFactory(slug="shop")
+    project = projects.ProjectFactory(slug="shop")
     old = deploy.DeploymentFactory(project=project, status="ready", env="production")
     current = deploy.DeploymentFactory(project=project, status="ready", env="production")
     building = deploy.DeploymentFactory(project=project, status="building")

@@ -15,7 +15,7 @@ from platform_app.models import AuthSession, Deployment, Project, User, Workspac
 from tests.factories import PASSWORD
 from tests.otp_app.conftest import PHONE, key_client, sandbox  # noqa: F401
 from tests.platform_app.deployments.factories import DeployHookFactory
-from tests.platform_app.teams.factories import ProjectFactory
+from tests.platform_app.projects.factories import ProjectFactory
 from tests.warehouse_app.conftest import customer, customer_client  # noqa: F401
 from warehouse_app.models import UsageCounter
 

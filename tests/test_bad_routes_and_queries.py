@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from config import urls
 from tests.otp_app.conftest import key_client, sandbox  # noqa: F401
 from tests.platform_app.deployments.factories import DeploymentFactory
-from tests.platform_app.teams.factories import ProjectFactory
+from tests.platform_app.projects.factories import ProjectFactory
 from tests.test_bad_input import no_errors_logged, otp_error, platform_error, warehouse_error  # noqa: F401
 
 pytestmark = pytest.mark.django_db

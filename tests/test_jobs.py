@@ -61,7 +61,7 @@ def test_a_task_is_published_by_its_name_through_the_project_app():
     from platform_app.models import AttemptCounter
 
     AttemptCounter.objects.create(key="sign-in:ended", window_start=0, count=3, expires_at=1)
-    assert publish("platform_app.tasks.identity.attempt_counters_sweep") is True
+    assert publish("platform_app.tasks.identity.attempt_counters_prune") is True
     assert not AttemptCounter.objects.filter(key="sign-in:ended").exists()
 
 

@@ -14,7 +14,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from platform_app.services.scopes import ALL_SCOPES, scope_allows
+from platform_app.services.identity.scopes import ALL_SCOPES, scope_allows
 from tests.factories import ApiTokenFactory
 from tests.route_access_world import fill, row_counts, world_build
 

@@ -15,7 +15,7 @@ from platform_app.models import Deployment
 from tests.conftest import hosted_repo
 from tests.factories import PASSWORD
 from tests.platform_app.deployments.test_builds import trigger
-from tests.platform_app.teams.factories import ProjectFactory
+from tests.platform_app.projects.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,8 +16,8 @@ from rest_framework.authentication import BaseAuthentication
 
 from config.errors import ApplicationError, Unauthenticated
 from platform_app.choices import SessionKind
-from platform_app.services.auth import session_active, session_refresh
-from platform_app.services.keys import token_verify
+from platform_app.services.identity.auth import session_active, session_refresh
+from platform_app.services.identity.keys import token_verify
 
 ACCESS, REFRESH, CSRF = "ws-access-token", "ws-refresh-token", "ws-csrf-token"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")

@@ -17,9 +17,9 @@ JSON_MAX_DEPTH = 32
 # characters (4 MiB as escaped JSON); an agent's heartbeat carries up to 200 log lines per instance; the code
 # host caps its webhook deliveries at 25 MB (a push of many commits), and refusing one loses a deploy.
 REQUEST_BODY_LIMITS = {
-    "platform_app.api.env.EnvImportView": 4 * 1024 * 1024,
-    "platform_app.api.agents.AgentHeartbeatView": 4 * 1024 * 1024,
-    "platform_app.api.doctor.GitAWebhookView": 25 * 1024 * 1024,
+    "platform_app.api.env.env.EnvImportView": 4 * 1024 * 1024,
+    "platform_app.api.agents.agents.AgentHeartbeatView": 4 * 1024 * 1024,
+    "platform_app.api.deployments.doctor.GitAWebhookView": 25 * 1024 * 1024,
 }
 
 # Each service publishes its own schema; config/schema.py narrows these per service.

@@ -27,9 +27,9 @@ AGENT_INVITE_TTL_SECONDS = env.int("AGENT_INVITE_TTL_SECONDS", default=3600)
 AGENT_HEARTBEAT_TIMEOUT_SECONDS = env.int("AGENT_HEARTBEAT_TIMEOUT_SECONDS", default=30)
 
 DEPLOYMENTS_BEAT = {
-    "deployments-reap-stuck": {"task": "platform_app.tasks.deployments.deployment_reap_stuck",
+    "deployments-reap-stuck": {"task": "platform_app.tasks.deployments.deployments_reap_stuck",
                                "schedule": BUILD_REAP_INTERVAL_SECONDS},
-    "deployments-requeue-stale": {"task": "platform_app.tasks.deployments.deployment_requeue_stale",
+    "deployments-requeue-stale": {"task": "platform_app.tasks.deployments.deployments_requeue_stale",
                                   "schedule": BUILD_REAP_INTERVAL_SECONDS},
-    "agents-expire": {"task": "platform_app.tasks.deployments.agents_expire", "schedule": 15.0},
+    "agents-expire": {"task": "platform_app.tasks.agents.agents_expire", "schedule": 15.0},
 }

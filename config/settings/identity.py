@@ -22,7 +22,7 @@ AUTH_FAILURE_WINDOW_SECONDS = env.int("AUTH_FAILURE_WINDOW_SECONDS", default=900
 AUTH_SLOWDOWN_BASE_SECONDS = env.float("AUTH_SLOWDOWN_BASE_SECONDS", default=2.0)
 AUTH_SLOWDOWN_MAX_SECONDS = env.float("AUTH_SLOWDOWN_MAX_SECONDS", default=300.0)
 IDENTITY_BEAT = {
-    "attempt-counters-sweep": {"task": "platform_app.tasks.identity.attempt_counters_sweep", "schedule": 3600.0},
+    "attempt-counters-sweep": {"task": "platform_app.tasks.identity.attempt_counters_prune", "schedule": 3600.0},
 }
 # Proxies in front of the application that append to X-Forwarded-For; 0 = use the connection's address.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)

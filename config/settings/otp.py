@@ -53,8 +53,8 @@ OTP_PUBLIC_BASE_URL = env("OTP_PUBLIC_BASE_URL", default="http://localhost:8000"
 # the beat sweep sends the record a fresh code on a new delivery.
 OTP_REDELIVER_AFTER_SECONDS = env.float("OTP_REDELIVER_AFTER_SECONDS", default=60.0)
 OTP_BEAT = {
-    "otp-expire-sweep": {"task": "otp_app.tasks.otp_expire_sweep", "schedule": 60.0},
-    "otp-redeliver-stale": {"task": "otp_app.tasks.otp_redeliver_stale",
+    "otp-expire-sweep": {"task": "otp_app.tasks.otp_expire_due", "schedule": 60.0},
+    "otp-redeliver-stale": {"task": "otp_app.tasks.deliveries_redeliver_stale",
                             "schedule": env.float("OTP_REDELIVER_INTERVAL_SECONDS", default=30.0)},
-    "otp-idempotency-sweep": {"task": "otp_app.tasks.otp_idempotency_sweep", "schedule": 3600.0},
+    "otp-idempotency-sweep": {"task": "otp_app.tasks.idempotency_keys_purge", "schedule": 3600.0},
 }

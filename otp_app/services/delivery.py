@@ -14,7 +14,7 @@ from otp_app.services.balance import delivery_charge
 from otp_app.services.codes import code_hash, code_new, code_seal, code_unseal
 
 
-DELIVER_TASK = "otp_app.tasks.otp_deliver"  # enqueued by name: tasks import services, never the reverse
+DELIVER_TASK = "otp_app.tasks.delivery_attempt"  # enqueued by name: tasks import services, never the reverse
 
 
 @dataclass

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from otp_app.models import ApiKey
 from otp_app.services.errors import Unauthenticated
-from platform_app.services.keys import sha256_hex
+from platform_app.services.identity.keys import sha256_hex
 
 
 @transaction.atomic

@@ -6,7 +6,7 @@ from config.client_ip import client_ip
 from config.errors import ApplicationError
 from platform_app.models import (Deployment, DeployHook, DeploymentEvent, DoctorReport, LogLine, RuntimeLogLine,
                                  WebhookDelivery)
-from platform_app.services.deployments import deployment_cancel, deployment_rollback, deployment_trigger
+from platform_app.services.deployments.deployments import deployment_cancel, deployment_rollback, deployment_trigger
 
 LOG_TAIL_LINES = 200
 

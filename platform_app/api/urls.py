@@ -1,7 +1,11 @@
 """Every `/v1` route of the platform (and `/health`). `O` = `orgs/<org_id>`."""
 from django.urls import include, path
 
-from platform_app.api import auth, mfa, teams, tokens, workspaces
+from platform_app.api.identity import auth
+from platform_app.api.identity import mfa
+from platform_app.api.teams import teams
+from platform_app.api.identity import tokens
+from platform_app.api.teams import workspaces
 
 O = "orgs/<str:org_id>"
 

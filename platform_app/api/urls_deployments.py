@@ -1,7 +1,10 @@
 """Deployment routes (mounted under /v1/)."""
 from django.urls import path
 
-from platform_app.api import agents, deployments, doctor, hooks
+from platform_app.api.agents import agents
+from platform_app.api.deployments import deployments
+from platform_app.api.deployments import doctor
+from platform_app.api.deployments import hooks
 
 O = "orgs/<str:org_id>"
 P = f"{O}/projects/<str:project_id>"

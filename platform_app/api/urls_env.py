@@ -1,7 +1,8 @@
 """Environment variables, environments, secret findings, preview protection (mounted under /v1/)."""
 from django.urls import path
 
-from platform_app.api import env, preview
+from platform_app.api.env import env
+from platform_app.api.edge import preview
 
 P = "orgs/<str:org_id>/projects/<str:project_id>"
 

@@ -1,7 +1,8 @@
 """Git provider connections and social sign-in (mounted under /v1/)."""
 from django.urls import path
 
-from platform_app.api import git, social
+from platform_app.api.providers import git
+from platform_app.api.identity import social
 
 O = "orgs/<str:org_id>"
 

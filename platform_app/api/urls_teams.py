@@ -2,7 +2,9 @@
 projects, groups, templates, framework detection. `O` = `orgs/<org_id>`, `P` = `O/projects/<project_id>`."""
 from django.urls import path
 
-from platform_app.api import framework, projects, teams
+from platform_app.api.projects import framework
+from platform_app.api.projects import projects
+from platform_app.api.teams import teams
 
 O = "orgs/<str:org_id>"
 P = f"{O}/projects/<str:project_id>"

@@ -7,7 +7,7 @@ __all__ = ("AttemptCounter",)
 class AttemptCounter(models.Model):
     """Attempts of one key (`signin:pair:<email>|<address>`, `mfa:acct:<user>`, ...) in one fixed window.
 
-    Written only by `platform_app.services.throttle` with single atomic statements (an upsert that counts
+    Written only by `platform_app.services.identity.throttle` with single atomic statements (an upsert that counts
     and decides at once), so concurrent attempts can never pass the limit. Times are epoch seconds.
     """
 

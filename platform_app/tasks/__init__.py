@@ -1,3 +1,4 @@
-"""Celery entry points, one module per domain."""
+"""Celery entry points, one module per area."""
+from . import agents  # noqa: F401
 from . import deployments  # noqa: F401
 from . import identity  # noqa: F401

@@ -9,7 +9,7 @@ from factory.django import DjangoModelFactory
 from config.ids import new_id
 from otp_app.models import (ApiKey, Balance, Charge, Delivery, IdempotencyKey, OtpRecord, RoutingRule, SandboxMessage,
                             WorkspacePolicy)
-from platform_app.services.keys import sha256_hex
+from platform_app.services.identity.keys import sha256_hex
 from tests.factories import WorkspaceFactory
 
 

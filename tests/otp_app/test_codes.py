@@ -78,12 +78,12 @@ def test_code_expires_after_ten_minutes(sandbox, travel):
 
 
 def test_expiry_sweep_marks_over_ttl_records(sandbox, travel):
-    from otp_app.tasks import otp_expire_sweep
+    from otp_app.tasks import otp_expire_due
 
     client, _ = sandbox
     send(client)
     travel(601)
-    assert otp_expire_sweep() == 1
+    assert otp_expire_due() == 1
     assert OtpRecord.objects.get().status == "expired"
 
 

@@ -3,7 +3,7 @@ import pytest
 from django.test import Client
 
 from otp_app.models import ApiKey
-from platform_app.services.keys import sha256_hex
+from platform_app.services.identity.keys import sha256_hex
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -57,7 +57,7 @@ def test_send_with_an_idempotency_key_and_its_replay(client, django_assert_max_n
 
 
 def test_an_expired_idempotency_key_is_free_again_and_the_sweep_drops_old_ones(client, travel):
-    from otp_app.tasks import otp_idempotency_sweep
+    from otp_app.tasks import idempotency_keys_purge
 
     key = "6f0e2a8c-55a1-4c1b-9a77-0f3e4d5c6b7a"
     first = _send(client, HTTP_IDEMPOTENCY_KEY=key).json()
@@ -65,7 +65,7 @@ def test_an_expired_idempotency_key_is_free_again_and_the_sweep_drops_old_ones(c
     travel(60 * 60 * 24 + 1)
     later = _send(client, HTTP_IDEMPOTENCY_KEY=key)
     assert later.status_code == 201 and later.json()["id"] != first["id"]
-    assert otp_idempotency_sweep() == 1  # the other key; the reused one is new
+    assert idempotency_keys_purge() == 1  # the other key; the reused one is new
     assert list(IdempotencyKey.objects.values_list("record_id", flat=True)) == [later.json()["id"]]
 
 

@@ -5,7 +5,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from otp_app.models import Delivery, SandboxMessage
-from otp_app.tasks import otp_redeliver_stale
+from otp_app.tasks import deliveries_redeliver_stale
 from tests.otp_app.conftest import PHONE
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +30,7 @@ def sweep(django_capture_on_commit_callbacks):
 
     def run() -> int:
         with django_capture_on_commit_callbacks(execute=True):
-            return otp_redeliver_stale()
+            return deliveries_redeliver_stale()
 
     return run
 
@@ -54,13 +54,13 @@ def test_a_lost_delivery_is_sent_again_with_a_fresh_code_that_verifies(lost_send
 
 def test_a_late_copy_of_the_lost_job_sends_nothing(lost_send, travel, sweep):
     from otp_app.services.codes import code_seal
-    from otp_app.tasks import otp_deliver
+    from otp_app.tasks import delivery_attempt
 
     client, record_id = lost_send
     first = Delivery.objects.get(record_id=record_id)
     travel(61)
     sweep()
-    assert otp_deliver(first.pk, code_seal("123456")) == "skipped"  # the broker delivered it after all
+    assert delivery_attempt(first.pk, code_seal("123456")) == "skipped"  # the broker delivered it after all
     assert SandboxMessage.objects.count() == 1
 
 

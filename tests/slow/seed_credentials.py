@@ -22,11 +22,11 @@ def seed() -> dict:
     from platform_app.choices import Scope, SessionKind
     from platform_app.management.commands.demo_data import DEMO_EMAIL
     from platform_app.models import User, Workspace
-    from platform_app.services.auth import session_start
-    from platform_app.services.deployments import deployment_trigger
-    from platform_app.services.projects import project_create_from_image, project_create_from_template
-    from platform_app.services.tokens import api_token_create
-    from platform_app.services.workspaces import workspace_create
+    from platform_app.services.identity.auth import session_start
+    from platform_app.services.deployments.deployments import deployment_trigger
+    from platform_app.services.projects.projects import project_create_from_image, project_create_from_template
+    from platform_app.services.identity.tokens import api_token_create
+    from platform_app.services.teams.workspaces import workspace_create
 
     user = User.objects.filter(email="fuzz@example.com").first() or User.objects.create_user(
         email="fuzz@example.com", password=secrets.token_urlsafe(16), name="Fuzz")

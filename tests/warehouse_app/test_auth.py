@@ -38,7 +38,7 @@ def test_alg_none_token_is_401(customer_client):
 
 
 def test_platform_token_is_not_a_warehouse_token(customer, customer_client):
-    from platform_app.services.auth import session_start
+    from platform_app.services.identity.auth import session_start
 
     customer_client.cookies["ws-access-token"] = session_start(user=customer).access_token  # audience platform
     assert customer_client.get("/api/auth/me").status_code == 401

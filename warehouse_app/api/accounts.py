@@ -4,10 +4,10 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config import ratelimit
-from platform_app.api.auth import SignUpInput as SignupInput  # the same account, the same rules
-from platform_app.api.base import InputSerializer
+from platform_app.api.identity.auth import SignUpInput as SignupInput  # the same account, the same rules
+from config.inputs import InputSerializer
 from platform_app.choices import SessionKind
-from platform_app.services import auth as auth_services
+from platform_app.services.identity import auth as auth_services
 from warehouse_app.api.base import WarehouseView, errors
 from warehouse_app.authentication import clear_session_cookies, set_session_cookies
 from warehouse_app.services.accounts import operated_facilities, profile_of

@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import ValidationFailed
-from platform_app.api.base import InputSerializer
+from config.inputs import InputSerializer
 from warehouse_app.api.base import WarehouseView, errors, page_response, paged
 from warehouse_app.api.serializers import (BookingSerializer, MovementSerializer, QuoteSerializer,
                                            ShortlistSerializer, TicketSerializer)

@@ -27,7 +27,7 @@ class Command(BaseCommand):
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per heartbeat is noise
         if local:
             from platform_app.models import Workspace
-            from platform_app.services.agents import agent_invite_create
+            from platform_app.services.agents.agents import agent_invite_create
 
             workspace = Workspace.objects.filter(Q(pk=local) | Q(slug=local)).first()
             if workspace is None:

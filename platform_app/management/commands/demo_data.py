@@ -4,8 +4,8 @@ import importlib
 from django.core.management.base import BaseCommand
 
 from platform_app.models import Membership, User, Workspace
-from platform_app.services.keys import signing_key
-from platform_app.services.workspaces import workspace_create
+from platform_app.services.identity.keys import signing_key
+from platform_app.services.teams.workspaces import workspace_create
 
 DEMO_EMAIL = "demo@example.com"
 DEMO_PASSWORD = "demo-password-2026"

@@ -8,7 +8,7 @@ import pytest
 from platform_app.models import Deployment, LogLine
 from tests.conftest import hosted_repo
 from tests.platform_app.deployments.factories import DeploymentFactory
-from tests.platform_app.teams.factories import ProjectFactory
+from tests.platform_app.projects.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -100,7 +100,7 @@ def test_cancel_of_a_queued_build_is_immediate_and_of_a_finished_one_409(alice_c
     assert alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}").json()["queuePosition"] == 1
     resp = alice_client.post(f"/v1/orgs/acme/deployments/{deployment.pk}/cancel")
     assert resp.status_code == 201 and resp.json()["status"] == "canceled"
-    from platform_app.services.builds import deployment_build
+    from platform_app.services.deployments.builds import deployment_build
 
     assert deployment_build(deployment_id=deployment.pk) == "skipped"  # the queued task finds it canceled
     again = alice_client.post(f"/v1/orgs/acme/deployments/{deployment.pk}/cancel")
@@ -113,7 +113,7 @@ def test_cancel_of_a_running_build_kills_its_process_group(transactional_db, ali
 
     if connection.vendor != "postgresql":
         pytest.skip("two threads writing at once need PostgreSQL (CI sets DATABASE_URL)")
-    from platform_app.services.builds import deployment_build
+    from platform_app.services.deployments.builds import deployment_build
 
     project.build_command = "sleep 32.5 & sleep 32.5; wait"
     project.save()

@@ -9,10 +9,10 @@ import pytest
 from django.db import connection
 
 from platform_app.models import Deployment, LogLine
-from platform_app.services.auth import session_start
-from platform_app.services.deployments import log_append, log_channel
+from platform_app.services.identity.auth import session_start
+from platform_app.services.deployments.deployments import log_append, log_channel
 from tests.platform_app.deployments.factories import DeploymentFactory
-from tests.platform_app.teams.factories import ProjectFactory
+from tests.platform_app.projects.factories import ProjectFactory
 
 URL = "/v1/orgs/acme/deployments/{}/logs/stream"
 
@@ -64,7 +64,7 @@ def test_resume_after_last_event_id_replays_only_the_later_lines(alice_client, d
 
 def test_browser_event_source_accept_header_is_served(alice, api, as_user, charlie, deployment):
     """EventSource sends `Accept: text/event-stream`: the stream answers it; errors still answer JSON."""
-    from platform_app.services.keys import token_issue
+    from platform_app.services.identity.keys import token_issue
 
     append(deployment, 1, 2)
     Deployment.objects.filter(pk=deployment.pk).update(status="error")

@@ -5,10 +5,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from platform_app.services.env import env_snapshot, env_var_create
+from platform_app.services.env.env import env_snapshot, env_var_create
 from tests.factories import WorkspaceFactory
-from tests.platform_app.deployments.factories import AgentNodeFactory, DeploymentFactory, InstanceFactory
-from tests.platform_app.teams.factories import ProjectFactory
+from tests.platform_app.agents.factories import AgentNodeFactory, InstanceFactory
+from tests.platform_app.deployments.factories import DeploymentFactory
+from tests.platform_app.projects.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 

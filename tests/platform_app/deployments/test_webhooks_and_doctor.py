@@ -6,10 +6,10 @@ import json
 import pytest
 
 from platform_app.models import Deployment, DoctorReport, Project
-from platform_app.services.deployments import log_append
-from platform_app.services.webhooks import signature_valid
+from platform_app.services.deployments.deployments import log_append
+from platform_app.services.providers.webhooks import signature_valid
 from tests.platform_app.deployments.factories import DeploymentFactory
-from tests.platform_app.teams.factories import ProjectFactory
+from tests.platform_app.projects.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 SECRET = "It's a Secret to Everybody"
@@ -115,7 +115,7 @@ def test_doctor_refuses_healthy_deployments_and_pr_needs_a_connection(alice_clie
 def test_doctor_opens_a_pull_request_through_git_a(alice_client, workspace, httpserver, settings):
     import base64
 
-    from platform_app.services.git_connections import connection_save
+    from platform_app.services.providers.git_connections import connection_save
 
     settings.GIT_PROVIDERS = {**settings.GIT_PROVIDERS, "git-a": {
         **settings.GIT_PROVIDERS["git-a"], "client_id": "gh", "api_url": httpserver.url_for("/api").rstrip("/")}}

@@ -3,8 +3,8 @@ import factory
 from factory.django import DjangoModelFactory
 
 from platform_app.models import Environment, EnvVar, EnvVarSlot, PreviewProtection, SecretFinding
-from platform_app.services.crypto import encrypt
-from tests.platform_app.teams.factories import ProjectFactory
+from platform_app.services.env.crypto import encrypt
+from tests.platform_app.projects.factories import ProjectFactory
 
 
 class EnvironmentFactory(DjangoModelFactory[Environment]):

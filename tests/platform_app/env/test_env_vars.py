@@ -3,8 +3,8 @@ import pytest
 from django.db import connection
 
 from platform_app.models import AuditEvent, EnvVar
-from platform_app.services.env import env_resolve, env_snapshot
-from tests.platform_app.teams.factories import ProjectFactory
+from platform_app.services.env.env import env_resolve, env_snapshot
+from tests.platform_app.projects.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -6,10 +6,10 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from platform_app.models import EnvVar, SecretFinding
-from platform_app.services.env import env_resolve
-from platform_app.services.secret_scan import secret_scan_run
+from platform_app.services.env.env import env_resolve
+from platform_app.services.env.secret_scan import secret_scan_run
 from tests.conftest import hosted_repo
-from tests.platform_app.teams.factories import ProjectFactory
+from tests.platform_app.projects.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 

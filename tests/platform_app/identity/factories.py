@@ -8,7 +8,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from factory.django import DjangoModelFactory
 
 from platform_app.models import AttemptCounter, AuditEvent, AuthSession, RefreshToken
-from platform_app.services.keys import sha256_hex
+from platform_app.services.identity.keys import sha256_hex
 from tests.factories import UserFactory
 
 

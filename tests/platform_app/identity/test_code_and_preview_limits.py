@@ -7,12 +7,12 @@ from django.db import connection
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from platform_app.models import AttemptCounter
-from platform_app.services.auth import session_start
-from platform_app.services.preview import protection_set
+from platform_app.services.identity.auth import session_start
+from platform_app.services.edge.preview import protection_set
 from tests.factories import PASSWORD, UserFactory
 from tests.platform_app.identity.conftest import OWNER, STRANGER, client_from, counted, race, sign_in
 from tests.platform_app.identity.factories import TOTPDeviceFactory
-from tests.platform_app.teams.factories import ProjectFactory
+from tests.platform_app.projects.factories import ProjectFactory
 
 PREVIEW_PASSWORD = "open-sesame-42"
 

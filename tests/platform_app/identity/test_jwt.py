@@ -6,7 +6,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from platform_app.services.keys import signing_key
+from platform_app.services.identity.keys import signing_key
 from tests.conftest import bearer_client
 from tests.factories import PASSWORD, UserFactory
 

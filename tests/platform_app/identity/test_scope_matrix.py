@@ -6,8 +6,8 @@ exact `insufficient_scope` body.
 """
 import pytest
 
-from platform_app.services.scopes import ALL_SCOPES, scope_allows
-from tests.platform_app.teams.factories import ProjectFactory
+from platform_app.services.identity.scopes import ALL_SCOPES, scope_allows
+from tests.platform_app.projects.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db
 

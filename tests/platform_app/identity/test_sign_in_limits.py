@@ -158,15 +158,15 @@ def test_warehouse_login_shares_the_counters(clock, settings):
 
 @pytest.mark.django_db
 def test_old_windows_are_swept(clock, travel, settings):
-    from platform_app.tasks.identity import attempt_counters_sweep
+    from platform_app.tasks.identity import attempt_counters_prune
 
     user = UserFactory()
     sign_in(client_from(STRANGER), user.email, "wrong-password-1")
     assert AttemptCounter.objects.count() == 3
-    assert attempt_counters_sweep() == 0
+    assert attempt_counters_prune() == 0
     travel(settings.AUTH_FAILURE_WINDOW_SECONDS + 1)
     sign_in(client_from(OWNER), "other@example.com", "wrong-password-1")
-    assert attempt_counters_sweep() == 3
+    assert attempt_counters_prune() == 3
     assert set(AttemptCounter.objects.values_list("key", flat=True)) == {
         "signin:pair:other@example.com|" + OWNER, "signin:acct:other@example.com", "signin:ip:" + OWNER}
     assert "attempt-counters-sweep" in settings.CELERY_BEAT_SCHEDULE

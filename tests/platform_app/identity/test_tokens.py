@@ -2,7 +2,7 @@
 import pytest
 
 from platform_app.models import ApiToken, AuditEvent
-from platform_app.services.keys import sha256_hex
+from platform_app.services.identity.keys import sha256_hex
 from tests.conftest import bearer_client
 from tests.factories import MembershipFactory
 

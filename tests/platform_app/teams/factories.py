@@ -1,34 +1,13 @@
-"""Factories of the teams area: projects, groups, invitations."""
+"""Factories of the teams area: invitations."""
 from datetime import timedelta
 
 import factory
 from django.utils import timezone
 from factory.django import DjangoModelFactory
 
-from platform_app.models import Invitation, Project, ProjectGroup
-from platform_app.services.keys import sha256_hex
+from platform_app.models import Invitation
+from platform_app.services.identity.keys import sha256_hex
 from tests.factories import UserFactory, WorkspaceFactory
-
-
-class ProjectGroupFactory(DjangoModelFactory[ProjectGroup]):
-    class Meta:
-        model = ProjectGroup
-
-    workspace = factory.SubFactory(WorkspaceFactory)
-    name = factory.Sequence(lambda n: f"Group {n}")
-    slug = factory.Sequence(lambda n: f"group-{n}")
-
-
-class ProjectFactory(DjangoModelFactory[Project]):
-    class Meta:
-        model = Project
-
-    workspace = factory.SubFactory(WorkspaceFactory)
-    name = factory.Sequence(lambda n: f"Project {n}")
-    slug = factory.Sequence(lambda n: f"project-{n}")
-    source = Project.Source.GIT
-    git_url = "https://git.example.com/acme/site.git"
-    production_branch = "main"
 
 
 class InvitationFactory(DjangoModelFactory[Invitation]):

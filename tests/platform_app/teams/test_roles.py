@@ -7,7 +7,7 @@ import pytest
 
 from platform_app.models import AuditEvent, Invitation, Membership, Project, ProjectGroup, Workspace
 from tests.factories import MembershipFactory, UserFactory
-from tests.platform_app.teams.factories import ProjectFactory, ProjectGroupFactory
+from tests.platform_app.projects.factories import ProjectFactory, ProjectGroupFactory
 
 pytestmark = pytest.mark.django_db
 

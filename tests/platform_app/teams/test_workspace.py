@@ -5,7 +5,7 @@ from django.utils import timezone
 from platform_app.models import AuditEvent, Project, ProjectGroup, Workspace
 from tests.factories import WorkspaceFactory
 from tests.platform_app.deployments.factories import DeploymentFactory
-from tests.platform_app.teams.factories import ProjectFactory, ProjectGroupFactory
+from tests.platform_app.projects.factories import ProjectFactory, ProjectGroupFactory
 
 pytestmark = pytest.mark.django_db
 

@@ -15,9 +15,9 @@ SEED = """
 import json
 from otp_app.services.keys import otp_key_create
 from platform_app.models import User
-from platform_app.services.projects import project_create_from_template, project_update
-from platform_app.services.tokens import api_token_create
-from platform_app.services.workspaces import workspace_create
+from platform_app.services.projects.projects import project_create_from_template, project_update
+from platform_app.services.identity.tokens import api_token_create
+from platform_app.services.teams.workspaces import workspace_create
 
 args = json.loads(%r)
 user = User.objects.create_user(email=args["slug"] + "@example.com", password="faults-password-2026", name="Faults")

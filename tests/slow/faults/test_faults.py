@@ -174,7 +174,7 @@ def test_a_log_stream_resumes_after_a_web_restart_with_every_line_once_and_in_or
     from django.utils import timezone
 
     from platform_app.models import Deployment
-    from platform_app.services.deployments import log_append
+    from platform_app.services.deployments.deployments import log_append
 
     env = stack.env()
     seed = stack.seed(env, build="echo built")

@@ -1,0 +1,149 @@
+"""Node agents, instances, runtime logs and image deployments."""
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from config.errors import Unauthenticated
+from config.inputs import InputSerializer, query_int
+from platform_app.api.base import PlatformView, endpoint
+from platform_app.api.deployments.deployments import DeploymentSerializer
+from platform_app.models import AgentNode, Instance, RuntimeLogLine
+from platform_app.services.agents import agents
+from platform_app.services.deployments.deployments import deployment_get
+from platform_app.services.deployments.listings import nodes_list, nodes_running_counts
+
+
+class NodeSerializer(serializers.ModelSerializer):
+    running = serializers.SerializerMethodField()
+
+    class Meta:
+        model = AgentNode
+        fields = ("id", "name", "host", "runtimes", "capacity", "status", "last_heartbeat_at", "created_at", "running")
+
+    def get_running(self, obj) -> int:
+        counts = self.context.get("running_counts") or {}
+        return counts[obj.pk] if obj.pk in counts else nodes_running_counts(nodes=[obj])[obj.pk]
+
+
+class InstanceSerializer(serializers.ModelSerializer):
+    node_id = serializers.CharField()
+
+    class Meta:
+        model = Instance
+        fields = ("id", "node_id", "status", "port", "pid", "error", "created_at", "updated_at")
+
+
+class JoinInput(InputSerializer):
+    token = serializers.CharField(max_length=100)
+    name = serializers.CharField(max_length=100)
+    runtimes = serializers.ListField(child=serializers.ChoiceField(choices=["process", "container"]), default=list)
+    capacity = serializers.IntegerField(min_value=0, max_value=1000, default=4)
+    host = serializers.CharField(max_length=200, required=False, default="127.0.0.1")
+
+
+class HeartbeatInput(InputSerializer):
+    capacity = serializers.IntegerField(min_value=0, max_value=1000, required=False, allow_null=True, default=None)
+    instances = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000)
+    logs = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000)
+
+
+class ImageInput(InputSerializer):
+    image_ref = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+    env = serializers.CharField(max_length=64, default="production")
+
+
+def _node(request, node_id):
+    header = request.headers.get("Authorization", "")
+    if not header.startswith("Bearer "):
+        raise Unauthenticated("Send the node token as `Authorization: Bearer agn_...`.")
+    return agents.agent_authenticate(node_id=node_id, token=header[7:])
+
+
+class AgentListView(PlatformView):
+    @endpoint(scope="read", response=NodeSerializer(many=True), summary="Node agents of the workspace")
+    def get(self, request, org_id):
+        rows = nodes_list(workspace=self.workspace)
+        context = {"request": request, "running_counts": nodes_running_counts(nodes=rows)}
+        return Response({"items": NodeSerializer(rows, many=True, context=context).data, "next_cursor": None})
+
+
+class AgentInviteView(PlatformView):
+    @endpoint(scope="admin", status=201, request=None, summary="A single-use join token (shown once)",
+              response=inline_serializer("AgentInvite", {"token": serializers.CharField(),
+                                                         "expires_at": serializers.DateTimeField(),
+                                                         "command": serializers.CharField()}))
+    def post(self, request, org_id):
+        invite, token = agents.agent_invite_create(workspace=self.workspace, actor=request.user)
+        return Response({"token": token, "expires_at": invite.expires_at,
+                         "command": f".venv/bin/python manage.py agent --join {token}"}, status=201)
+
+
+class AgentJoinView(PlatformView):
+    @endpoint(public=True, request=JoinInput, summary="Join with a single-use token; answers the node's own token",
+              response=inline_serializer("AgentJoined", {"node_id": serializers.CharField(),
+                                                         "node_token": serializers.CharField()}))
+    def post(self, request):
+        data = JoinInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        node, token = agents.agent_join(**data.validated_data)
+        return Response({"node_id": node.pk, "node_token": token, "heartbeat_seconds": 2})
+
+
+class AgentHeartbeatView(PlatformView):
+    authentication_classes = []
+
+    @endpoint(public=True, request=HeartbeatInput, errors=(401,),
+              summary="Report capacity, instances and output; get assignments",
+              response=inline_serializer("AgentAssignments", {"assignments": serializers.ListField(),
+                                                              "stop": serializers.ListField(),
+                                                              "drain": serializers.BooleanField()}))
+    def post(self, request, node_id):
+        node = _node(request, node_id)
+        data = HeartbeatInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return Response(agents.agent_heartbeat(node=node, **data.validated_data))
+
+
+class AgentLeaveView(PlatformView):
+    authentication_classes = []
+
+    @endpoint(public=True, request=None, response=NodeSerializer, errors=(401,),
+              summary="Leave: the node's instances move elsewhere")
+    def post(self, request, node_id):
+        return Response(NodeSerializer(agents.agent_leave(node=_node(request, node_id))).data)
+
+
+class InstanceListView(PlatformView):
+    @endpoint(scope="read", response=InstanceSerializer(many=True), summary="Instances running a deployment")
+    def get(self, request, org_id, deployment_id):
+        deployment = deployment_get(workspace=self.workspace, deployment_id=deployment_id)
+        return Response({"items": InstanceSerializer(deployment.instances.all(), many=True).data, "next_cursor": None})
+
+
+class RuntimeLogsView(PlatformView):
+    @endpoint(scope="read", summary="Output of a deployment's running instances (newest last)",
+              parameters=[OpenApiParameter("deploymentId", str),
+                          OpenApiParameter("lines", {"type": "integer", "minimum": 1},
+                                           description="default 100, at most 1000 (larger values are clamped)")],
+              response=inline_serializer("RuntimeLogs", {"lines": serializers.ListField()}))
+    def get(self, request, org_id, project_id):
+        project = self.project(project_id)
+        count = query_int(request, "lines", default=100, maximum=1000)
+        qs = RuntimeLogLine.objects.filter(deployment__project=project)
+        if request.query_params.get("deploymentId"):
+            qs = qs.filter(deployment_id=request.query_params["deploymentId"])
+        rows = list(qs.order_by("-pk")[:count])[::-1]
+        return Response({"lines": [{"deployment_id": r.deployment_id, "instance_id": r.instance_id, "text": r.text,
+                                    "at": r.created_at} for r in rows]})
+
+
+class ImageDeploymentView(PlatformView):
+    @endpoint(scope="deploy", status=201, request=ImageInput, response=DeploymentSerializer,
+              summary="Deploy an image (needs an agent reporting a container runtime; otherwise ends `error`)")
+    def post(self, request, org_id, project_id):
+        data = ImageInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        deployment = agents.deployment_from_image(project=self.project(project_id),
+                                                  image_ref=data.validated_data["image_ref"],
+                                                  env=data.validated_data["env"], actor=request.user)
+        return Response(DeploymentSerializer(deployment).data, status=201)

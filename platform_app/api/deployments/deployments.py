@@ -1,0 +1,176 @@
+"""Deployments: trigger, list, get, events, cancel, live log stream (SSE)."""
+from django.core.handlers.asgi import ASGIRequest
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from config.errors import Unauthenticated, ValidationFailed
+from config.inputs import InputSerializer
+from platform_app.api.base import PlatformView, cursor_page, endpoint, idempotency_key
+from platform_app.models import Deployment, DeploymentEvent
+from platform_app.services.deployments import deployments as services
+from platform_app.services.deployments.listings import deployment_list_context
+from platform_app.services.deployments.log_stream import log_stream_open
+
+
+class DeploymentListSerializer(serializers.ListSerializer):
+    """A page of deployments: what the items need beyond their rows is looked up once, into the context."""
+
+    def to_representation(self, data):
+        rows = list(data.all() if hasattr(data, "all") else data)
+        self.context.update(deployment_list_context(deployments=rows))
+        return super().to_representation(rows)
+
+
+class DeploymentSerializer(serializers.ModelSerializer):
+    project_id = serializers.CharField()
+    url = serializers.SerializerMethodField()
+    queued_at = serializers.DateTimeField(source="created_at")
+    queue_position = serializers.SerializerMethodField()
+    needs_redeploy = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Deployment
+        fields = ("id", "project_id", "env", "branch", "commit_sha", "trigger", "status", "url", "created_at",
+                  "queued_at", "started_at", "ready_at", "finished_at", "error_message", "queue_position",
+                  "framework", "snapshot", "needs_redeploy")
+        list_serializer_class = DeploymentListSerializer
+
+    def get_needs_redeploy(self, obj) -> bool:
+        flags = self.context.get("redeploy_flags") or {}
+        return flags[obj.pk] if obj.pk in flags else services.needs_redeploy(obj)
+
+    def get_url(self, obj) -> str:
+        return services.deployment_url(obj)
+
+    def get_queue_position(self, obj) -> int | None:
+        positions = self.context.get("queue_positions") or {}
+        return positions[obj.pk] if obj.pk in positions else services.queue_position(obj)
+
+
+class EventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DeploymentEvent
+        fields = ("type", "message", "created_at")
+
+
+class TriggerInput(InputSerializer):
+    env = serializers.CharField(max_length=64, default="preview")
+    branch = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    trigger = serializers.CharField(max_length=16, default="api")
+
+
+
+class ProjectDeploymentsView(PlatformView):
+    @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of a project")
+    def get(self, request, org_id, project_id):
+        qs = Deployment.objects.filter(project=self.project(project_id)).select_related("project")
+        return cursor_page(request, qs, DeploymentSerializer)
+
+    @endpoint(scope="deploy", status=201, request=TriggerInput, response=DeploymentSerializer,
+              also={200: OpenApiResponse(DeploymentSerializer, description="An Idempotency-Key replay")},
+              summary="Trigger a deployment (queued, then built by a worker)",
+              parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER,
+                                           description="a retry with the same key returns the first deployment (200)")])
+    def post(self, request, org_id, project_id):
+        data = TriggerInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        deployment = services.deployment_trigger(project=self.project(project_id), env=v["env"],
+                                                 branch=v.get("branch") or None, trigger=v["trigger"],
+                                                 actor=request.user, ip=self.ip,
+                                                 idempotency_key=idempotency_key(request))
+        replayed = getattr(deployment, "_replayed", False)
+        deployment.refresh_from_db()
+        return Response(DeploymentSerializer(deployment).data, status=200 if replayed else 201)
+
+
+class WorkspaceDeploymentsView(PlatformView):
+    @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of the workspace",
+              parameters=[OpenApiParameter("status", str, enum=Deployment.Status.values), OpenApiParameter("env", str),
+                          OpenApiParameter("projectId", str)])
+    def get(self, request, org_id):
+        qs = Deployment.objects.filter(project__workspace=self.workspace).select_related("project")
+        status = request.query_params.get("status")
+        if status:
+            if status not in Deployment.Status.values:
+                raise ValidationFailed(f"status must be one of {', '.join(Deployment.Status.values)}.",
+                                       details={"status": ["Invalid."]})
+            qs = qs.filter(status=status)
+        if request.query_params.get("env"):
+            qs = qs.filter(env=request.query_params["env"])
+        if request.query_params.get("projectId"):
+            qs = qs.filter(project_id=request.query_params["projectId"])
+        return cursor_page(request, qs, DeploymentSerializer)
+
+
+class DeploymentDetailView(PlatformView):
+    @endpoint(scope="read", response=DeploymentSerializer, summary="One deployment with its status and URL")
+    def get(self, request, org_id, deployment_id):
+        return Response(DeploymentSerializer(services.deployment_get(workspace=self.workspace,
+                                                                     deployment_id=deployment_id)).data)
+
+
+class DeploymentEventsView(PlatformView):
+    @endpoint(scope="read", response=EventSerializer(many=True), summary="State changes of a deployment")
+    def get(self, request, org_id, deployment_id):
+        deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
+        return Response({"items": EventSerializer(deployment.events.all(), many=True).data, "next_cursor": None})
+
+
+class DeploymentCancelView(PlatformView):
+    @endpoint(scope="deploy", status=201, request=None, response=DeploymentSerializer,
+              summary="Cancel a queued or running build (409 when it already ended)")
+    def post(self, request, org_id, deployment_id):
+        deployment = services.deployment_cancel(workspace=self.workspace, deployment_id=deployment_id,
+                                                actor=request.user)
+        return Response(DeploymentSerializer(deployment).data, status=201)
+
+
+def _stream_user(request):
+    """EventSource cannot send headers: accept `?token=` from /v1/auth/ws-token."""
+    from platform_app.models import User
+    from platform_app.services.identity.keys import token_verify
+
+    token = request.query_params.get("token")
+    if not token:
+        return None
+    claims = token_verify(token, audience="platform-stream")
+    user = User.objects.filter(pk=claims["sub"], is_active=True).first()
+    if user is None:
+        raise Unauthenticated("The stream token's user is gone.")
+    return user
+
+
+class DeploymentLogStreamView(PlatformView):
+    def perform_content_negotiation(self, request, force=False):
+        # EventSource asks for `Accept: text/event-stream`; the stream answers that, its errors answer JSON
+        return super().perform_content_negotiation(request, force=True)
+
+    def get_permissions(self):
+        if self.request.query_params.get("token"):
+            return []
+        return super().get_permissions()
+
+    def initial(self, request, *args, **kwargs):
+        stream_user = _stream_user(request)
+        if stream_user is not None:
+            request.user = stream_user
+        super().initial(request, *args, **kwargs)
+
+    @endpoint(scope="read", summary="Build and deploy logs as server-sent events",
+              response=OpenApiResponse(description="text/event-stream: `log` events (id = line number), then `end`"),
+              parameters=[OpenApiParameter("token", str, description="a stream token from /v1/auth/ws-token"),
+                          OpenApiParameter("Last-Event-ID", str, OpenApiParameter.HEADER)])
+    def get(self, request, org_id, deployment_id):
+        deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
+        raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId") or "0"
+        after = int(raw) if raw.isascii() and raw.isdigit() else 0  # "²".isdigit(), yet int("²") fails
+        # ASGI: an async body that holds no thread while open; WSGI (and the test client): driven from here
+        content = log_stream_open(deployment_id=deployment.pk, after=after,
+                                  asynchronous=isinstance(request._request, ASGIRequest))
+        response = StreamingHttpResponse(content, content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+        return response

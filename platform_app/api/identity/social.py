@@ -1,0 +1,54 @@
+"""Social sign-in through idp (OpenID Connect), git-a and git-b (OAuth)."""
+from rest_framework.response import Response
+
+from platform_app.api.identity.auth import _user_agent
+from platform_app.api.base import PlatformView, endpoint
+from platform_app.api.providers.git import CALLBACK, RETURN_TO, UrlSerializer, provider_error, redirect_uri
+from platform_app.api.identity.serializers import AuthResultSerializer
+from platform_app.providers import git_host
+from platform_app.providers.oidc import OidcProvider
+from platform_app.services.identity.auth import session_start
+from platform_app.services.identity.oauth_state import state_consume, state_start
+from platform_app.services.identity.social import identity_sign_in
+
+
+class SignInStartView(PlatformView):
+    provider = ""
+
+    @endpoint(public=True, response=UrlSerializer, errors=(503,),
+              summary="Start social sign-in (answers the provider URL)",
+              parameters=[RETURN_TO])
+    def get(self, request):
+        return_to = request.query_params.get("returnTo", "")
+        if self.provider == "idp":
+            idp = OidcProvider()
+            idp.config  # 503 before anything is written when not configured
+            row, state = state_start(purpose="signin", provider="idp", return_to=return_to, pkce=True)
+            url = idp.authorize_url(state=state, redirect_uri=redirect_uri("idp/callback"), nonce=row.nonce,
+                                    code_verifier=row.code_verifier)
+        else:
+            host = git_host(self.provider)
+            host.require_configured()
+            _, state = state_start(purpose="signin", provider=self.provider, return_to=return_to)
+            url = host.authorize_url(state=state, redirect_uri=redirect_uri(f"{self.provider}/sso/callback"))
+        return Response({"url": url, "state": state})
+
+
+class SignInCallbackView(PlatformView):
+    provider = ""
+
+    @endpoint(public=True, response=AuthResultSerializer, parameters=CALLBACK,
+              summary="Social sign-in callback: signs in (or creates) the user and links the identity")
+    def get(self, request):
+        row = state_consume(value=request.query_params.get("state", ""), purpose="signin", provider=self.provider)
+        provider_error(request)
+        code = request.query_params.get("code", "")
+        if self.provider == "idp":
+            info = OidcProvider().sign_in(code=code, redirect_uri=redirect_uri("idp/callback"),
+                                          code_verifier=row.code_verifier, nonce=row.nonce)
+        else:
+            host = git_host(self.provider)
+            info = host.user(host.exchange_code(code=code, redirect_uri=redirect_uri(f"{self.provider}/sso/callback")))
+        user = identity_sign_in(provider=self.provider, info=info)
+        issued = session_start(user=user, ip=self.ip, user_agent=_user_agent(request))
+        return Response({**AuthResultSerializer(issued).data, "return_to": row.return_to or None})

@@ -1,0 +1,185 @@
+"""Node agents: invite, join, heartbeat (reports in, assignments out), leave, expiry; and the placement of
+runtime deployments (those with a start command) onto online nodes."""
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from config.errors import NotFound, Unauthenticated
+from platform_app.models import AgentInvite, AgentNode, Deployment, Instance, Project, RuntimeLogLine
+from platform_app.services.deployments.deployment_log import event_record
+from platform_app.services.identity.keys import sha256_hex
+
+LIVE = ("assigned", "running")
+MAX_LOG_LINES = 500
+
+
+def is_runtime(deployment) -> bool:
+    return bool((deployment.snapshot or {}).get("start"))
+
+
+@transaction.atomic
+def agent_invite_create(*, workspace, actor=None) -> tuple[AgentInvite, str]:
+    token = "agj_" + secrets.token_urlsafe(32)
+    invite = AgentInvite.objects.create(workspace=workspace, token_hash=sha256_hex(token),
+                                        created_by=actor if getattr(actor, "pk", None) else None,
+                                        expires_at=timezone.now() + timedelta(seconds=settings.AGENT_INVITE_TTL_SECONDS))
+    return invite, token
+
+
+@transaction.atomic
+def agent_join(*, token: str, name: str, runtimes: list[str], capacity: int, host: str) -> tuple[AgentNode, str]:
+    """Spend a single-use invite; returns the node and its own secret token."""
+    invite = AgentInvite.objects.select_for_update().filter(token_hash=sha256_hex(token or "")).first()
+    if invite is None or invite.used_at is not None or invite.expires_at <= timezone.now():
+        raise Unauthenticated("The join token is unknown, used or expired.", code="invalid_join_token")
+    invite.used_at = timezone.now()
+    invite.save(update_fields=["used_at"])
+    node_token = "agn_" + secrets.token_urlsafe(32)
+    node = AgentNode.objects.create(workspace=invite.workspace, name=name, token_hash=sha256_hex(node_token),
+                                    runtimes=runtimes, capacity=capacity, host=host or "127.0.0.1")
+    return node, node_token
+
+
+def agent_authenticate(*, node_id: str, token: str) -> AgentNode:
+    node = AgentNode.objects.filter(pk=node_id, token_hash=sha256_hex(token or "")).first()
+    if node is None or node.status == AgentNode.Status.LEFT:
+        raise Unauthenticated("Unknown node or wrong node token.", code="invalid_node_token")
+    return node
+
+
+def _wanted(workspace) -> list[Deployment]:
+    """Runtime deployments that should be running: each project's production deployment, plus the newest
+    ready deployment of every other (environment, branch)."""
+    ready = (Deployment.objects.filter(project__workspace=workspace, status=Deployment.Status.READY)
+             .select_related("project").order_by("-ready_at"))
+    production = set(Project.objects.filter(workspace=workspace).values_list("production_deployment_id", flat=True))
+    wanted, seen = [], set()
+    for d in ready:
+        if not is_runtime(d):
+            continue
+        key = (d.project_id, d.env, d.branch)
+        if d.pk in production or (d.env != "production" and key not in seen):
+            wanted.append(d)
+        seen.add(key)
+    return wanted
+
+
+@transaction.atomic
+def instances_place(*, workspace) -> None:
+    """Give every wanted runtime deployment a live instance on the least loaded online node; stop the rest."""
+    wanted = _wanted(workspace)
+    wanted_ids = {d.pk for d in wanted}
+    Instance.objects.filter(node__workspace=workspace, status__in=LIVE).exclude(
+        deployment_id__in=wanted_ids).update(status="stopping", updated_at=timezone.now())
+    # the node rows are locked first, so two heartbeats cannot place the same deployment twice
+    nodes = [n for n in AgentNode.objects.select_for_update().filter(workspace=workspace, status=AgentNode.Status.ONLINE)
+             if "process" in n.runtimes]
+    loads = dict(Instance.objects.filter(node__in=nodes, status__in=LIVE).values_list("node").annotate(n=Count("id")))
+    for node in nodes:
+        node.load = loads.get(node.pk, 0)
+    for deployment in wanted:
+        if Instance.objects.filter(deployment=deployment, status__in=LIVE, node__status=AgentNode.Status.ONLINE).exists():
+            continue
+        free = [n for n in nodes if n.load < n.capacity]
+        if not free:
+            return
+        node = min(free, key=lambda n: n.load)
+        Instance.objects.create(deployment=deployment, node=node)
+        node.load += 1
+
+
+def _assignment(instance: Instance) -> dict:
+    from platform_app.services.env.env import env_resolve
+
+    d = instance.deployment
+    return {"instance_id": instance.pk, "deployment_id": d.pk, "status": instance.status,
+            "artifact": str(settings.ARTIFACT_ROOT / d.artifact_path), "start_command": d.snapshot.get("start", ""),
+            # a list of pairs: keys are the user's, the camelCase renderer must not touch them
+            "env": [{"key": k, "value": v} for k, v in
+                    env_resolve(project=d.project, environment=d.env, branch=d.branch).items()]}
+
+
+@transaction.atomic
+def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[dict], logs: list[dict]) -> dict:
+    """Apply the node's reports, then answer what it should run (and stop)."""
+    node = AgentNode.objects.select_for_update().get(pk=node.pk)
+    node.last_heartbeat_at = timezone.now()
+    if node.status == AgentNode.Status.OFFLINE:
+        node.status = AgentNode.Status.ONLINE
+    if capacity is not None:
+        node.capacity = capacity
+    node.save()
+    for report in instances:
+        Instance.objects.filter(pk=report.get("instance_id"), node=node).exclude(status="stopped").update(
+            status=report.get("status", "running"), port=report.get("port"), pid=report.get("pid"),
+            error=(report.get("error") or "")[:500], updated_at=timezone.now())
+    lines = []
+    for block in logs:
+        inst = Instance.objects.filter(pk=block.get("instance_id"), node=node).first()
+        if inst is not None:
+            lines += [RuntimeLogLine(deployment_id=inst.deployment_id, instance_id=inst.pk, text=str(t)[:5000])
+                      for t in block.get("lines", [])]
+    RuntimeLogLine.objects.bulk_create(lines[:MAX_LOG_LINES])
+    if node.status == AgentNode.Status.ONLINE:
+        instances_place(workspace=node.workspace)
+    mine = Instance.objects.filter(node=node, status__in=(*LIVE, "stopping")).select_related("deployment__project")
+    return {"drain": node.status == AgentNode.Status.DRAINING,
+            "assignments": [_assignment(i) for i in mine if i.status != "stopping"],
+            "stop": [i.pk for i in mine if i.status == "stopping"]}
+
+
+@transaction.atomic
+def agent_leave(*, node: AgentNode) -> AgentNode:
+    """Drain: the node's instances stop here and are placed elsewhere."""
+    node.status = AgentNode.Status.LEFT
+    node.save(update_fields=["status"])
+    node.instances.filter(status__in=LIVE).update(status="stopped", updated_at=timezone.now())
+    instances_place(workspace=node.workspace)
+    return node
+
+
+def agents_expire() -> int:
+    """Nodes silent past the timeout go offline; their instances are lost and get placed again."""
+    cutoff = timezone.now() - timedelta(seconds=settings.AGENT_HEARTBEAT_TIMEOUT_SECONDS)
+    silent = list(AgentNode.objects.filter(status=AgentNode.Status.ONLINE, last_heartbeat_at__lt=cutoff))
+    for node in silent:
+        AgentNode.objects.filter(pk=node.pk).update(status=AgentNode.Status.OFFLINE)
+        node.instances.filter(status__in=LIVE).update(status="lost", updated_at=timezone.now())
+        instances_place(workspace=node.workspace)
+    return len(silent)
+
+
+def running_instance(deployment) -> Instance | None:
+    return (Instance.objects.select_related("node").filter(deployment=deployment, status="running",
+                                                           node__status=AgentNode.Status.ONLINE, port__isnull=False)
+            .first())
+
+
+@transaction.atomic
+def deployment_from_image(*, project, image_ref: str, env: str, actor=None) -> Deployment:
+    """Image deployments need a node that reports a container runtime; without one the deployment ends
+    `error` saying so."""
+    image = image_ref or project.image_ref
+    deployment = Deployment.objects.create(project=project, env=env, branch="", trigger="api",
+                                           created_by=actor if getattr(actor, "pk", None) else None,
+                                           snapshot={"image": image})
+    event_record(deployment, "queued", f"image {image}")
+    online = AgentNode.objects.filter(workspace=project.workspace, status=AgentNode.Status.ONLINE)
+    if not any("container" in n.runtimes for n in online):
+        message = "No online agent of this workspace reports a container runtime; image deployments need one."
+        Deployment.objects.filter(pk=deployment.pk).update(status=Deployment.Status.ERROR, error_message=message,
+                                                           finished_at=timezone.now())
+        event_record(deployment, "error", message)
+        deployment.refresh_from_db()
+    return deployment
+
+
+def node_get(*, workspace, node_id: str) -> AgentNode:
+    node = AgentNode.objects.filter(workspace=workspace, pk=node_id).first()
+    if node is None:
+        raise NotFound("No such node.")
+    return node

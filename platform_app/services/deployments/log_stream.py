@@ -1,0 +1,184 @@
+"""Live deployment logs as server-sent events.
+
+Under ASGI a stream is an async generator: while it waits it holds no thread and no database connection. Its
+reads run on a small shared thread pool, and streams reading the same lines at the same moment share one query.
+With Redis configured, streams wait on the process's channel hub (woken by `log_publish`), else they poll.
+"""
+import asyncio
+import queue
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+
+from platform_app.models import Deployment, LogLine
+from platform_app.services.channel_hub import channel_hub, channel_hub_close
+from platform_app.services.deployments.deployment_log import log_channel
+
+PAGE = 500  # lines per read
+FINISHED = {s.value for s in (Deployment.Status.READY, Deployment.Status.ERROR, Deployment.Status.CANCELED)}
+RunSync = Callable[[Callable], Awaitable]
+
+
+# Reads ----------------------------------------------------------------------------------------------------
+
+# Few threads: every open stream of the process shares them, and each holds at most one database connection.
+_READS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="stream-read")
+_inflight: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
+
+
+async def run_in_pool(fn: Callable):
+    """Run a database read on the shared stream threads, then give the connection back (to the pool, if any)."""
+
+    def call():
+        try:
+            return fn()
+        finally:
+            close_old_connections()
+
+    return await sync_to_async(call, thread_sensitive=False, executor=_READS)()
+
+
+async def shared_read(key, make: Callable[[], Awaitable]):
+    """Await `make()`, or join the identical read another stream of this loop already has in flight."""
+    pending = _inflight.setdefault(asyncio.get_running_loop(), {})
+    task = pending.get(key)
+    if task is None:
+        task = pending[key] = asyncio.ensure_future(make())
+
+        def done(finished):
+            if pending.get(key) is finished:
+                del pending[key]
+            if not finished.cancelled():
+                finished.exception()  # retrieved: every waiter gets it through the shield
+
+        task.add_done_callback(done)
+    return await asyncio.shield(task)
+
+
+def _log_after(deployment_id: str, after: int) -> tuple[str | None, list[tuple[int, bytes]]]:
+    """The status and the next lines as ready-to-send events (built once, whoever shares the read)."""
+    # status first: when it says finished, the lines read next are all there is
+    status = Deployment.objects.filter(pk=deployment_id).values_list("status", flat=True).first()
+    rows = LogLine.objects.filter(deployment_id=deployment_id, seq__gt=after).order_by("seq")
+    return status, [(seq, _log_event(seq, text)) for seq, text in rows.values_list("seq", "text")[:PAGE]]
+
+
+def _log_event(seq: int, text: str) -> bytes:
+    data = text.replace("\n", " ")
+    return f"id: {seq}\nevent: log\ndata: {data}\n\n".encode()
+
+
+# Streams --------------------------------------------------------------------------------------------------
+
+async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float = 0.5, heartbeat: float = 15.0,
+                            max_seconds: float = 3600.0, run: RunSync = run_in_pool) -> AsyncIterator[bytes]:
+    """Replay stored lines after `after`, follow new ones, end with an `end` event carrying the status."""
+    hub = channel_hub()
+    sub = await hub.subscribe(log_channel(deployment_id)) if hub else None
+    try:
+        started = idle_since = time.monotonic()
+        last = after
+        yield b": stream open\n\n"
+        while time.monotonic() - started < max_seconds:
+            key = ("log", deployment_id, last, sub.generation if sub else None)
+            status, lines = await shared_read(key, partial(run, partial(_log_after, deployment_id, last)))
+            for seq, event in lines:
+                last = seq
+                yield event
+            if status is None:
+                return  # deleted meanwhile
+            if len(lines) == PAGE:
+                continue
+            if status in FINISHED:
+                yield f"event: end\ndata: {status}\n\n".encode()
+                return
+            if lines:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since > heartbeat:
+                idle_since = time.monotonic()
+                yield b": keep-alive\n\n"
+            if sub is not None:
+                # a message wakes the stream at once; the timeout re-checks status changes no one published
+                await sub.wait(poll * 4 if hub.healthy else poll)
+            else:
+                await asyncio.sleep(poll)
+    finally:
+        if sub is not None:
+            await sub.close()
+
+
+def log_stream_open(*, deployment_id: str, after: int = 0, asynchronous: bool = True, **options):
+    """The body of a log stream response: an async iterator for ASGI, else one a synchronous server can drive."""
+    if asynchronous:
+        return log_stream_events(deployment_id=deployment_id, after=after, **options)
+    return iterate_blocking(lambda run: log_stream_events(deployment_id=deployment_id, after=after, run=run,
+                                                          **options))
+
+
+def iterate_blocking(make_events: Callable[[RunSync], AsyncIterator[bytes]]) -> Iterator[bytes]:
+    """Serve an async stream to synchronous code (WSGI, the test client, scripts), chunk by chunk.
+
+    The stream runs on a private event loop in a helper thread; its reads come back to the calling thread, so
+    they use the caller's database connection (and, under the test client, the test's transaction)."""
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    loop = asyncio.new_event_loop()
+
+    async def here(fn):
+        answer = loop.create_future()
+        inbox.put(("call", fn, answer))
+        return await answer
+
+    async def pump():
+        try:
+            async for chunk in make_events(here):
+                inbox.put(("chunk", chunk, None))
+        except asyncio.CancelledError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - raised again in the calling thread
+            inbox.put(("error", exc, None))
+        finally:
+            await channel_hub_close()
+            inbox.put(("end", None, None))
+
+    def settle(answer, result, error):
+        if answer.done():
+            return
+        if error is not None:
+            answer.set_exception(error)
+        else:
+            answer.set_result(result)
+
+    task = loop.create_task(pump())
+    thread = threading.Thread(target=loop.run_until_complete, args=(task,), name="event-stream", daemon=True)
+    thread.start()
+    ended = False
+    try:
+        while True:
+            kind, value, answer = inbox.get()
+            if kind == "call":
+                try:
+                    result, error = value(), None
+                except Exception as exc:  # noqa: BLE001 - handed to the stream
+                    result, error = None, exc
+                loop.call_soon_threadsafe(settle, answer, result, error)
+            elif kind == "chunk":
+                yield value
+            elif kind == "error":
+                raise value
+            else:
+                ended = True
+                return
+    finally:
+        if not ended:  # the caller stopped early (client gone) or an error: unwind the stream
+            loop.call_soon_threadsafe(task.cancel)
+            while (item := inbox.get())[0] != "end":
+                if item[0] == "call":
+                    loop.call_soon_threadsafe(item[2].cancel)
+        thread.join()
+        loop.close()

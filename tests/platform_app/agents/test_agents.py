@@ -1,0 +1,103 @@
+"""Node agents: a Python app template runs on a local agent and answers through the edge."""
+import time
+
+import httpx
+import pytest
+
+from platform_app.models import AgentNode, Deployment, Instance, RuntimeLogLine
+from platform_app.services.agents.agents import agent_invite_create, agents_expire
+from tests.platform_app.projects.factories import ProjectFactory
+
+
+@pytest.fixture
+def runtime_project(transactional_db, alice, workspace, settings, tmp_path):
+    from platform_app.services.deployments.deployments import deployment_trigger
+    from platform_app.services.projects.projects import project_create_from_template
+
+    settings.ARTIFACT_ROOT, settings.BUILD_ROOT = tmp_path / "artifacts", tmp_path / "builds"
+    settings.GIT_HOSTED_ROOT = tmp_path / "hosted"
+    project = project_create_from_template(workspace=workspace, actor=alice, name="hello-py", template="python-wsgi")
+    deployment_trigger(project=project, env="production", branch=None, trigger="api", actor=alice)  # eager build
+    deployment = Deployment.objects.get(project=project)
+    assert deployment.status == "ready", deployment.error_message
+    assert deployment.snapshot["start"]
+    return project, deployment
+
+
+def _wait_for(url_host, base, timeout=15):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        resp = httpx.get(base + "/", headers={"Host": url_host})
+        if resp.status_code == 200:
+            return resp
+        time.sleep(0.2)
+    return resp
+
+
+def test_python_app_runs_on_a_local_agent_and_answers_through_the_edge(live_server, runtime_project, workspace,
+                                                                       as_user, alice):
+    from platform_app.agent_runner import AgentRunner
+
+    project, deployment = runtime_project
+    _, token = agent_invite_create(workspace=workspace)
+    runner = AgentRunner.join(server=live_server.url, token=token, name="local", capacity=2)
+    try:
+        body = runner.step()
+        assert [a["deploymentId"] for a in body["assignments"]] == [deployment.pk]
+        host = f"{project.slug}-{deployment.pk[4:12]}.localhost"
+        assert httpx.get(live_server.url + "/", headers={"Host": host}).status_code == 503  # not reported yet
+        runner.step()  # reports the instance running on its port
+        resp = _wait_for(host, live_server.url)
+        assert resp.status_code == 200 and resp.text == "Hello from a Python WSGI app\n"
+        assert httpx.get(live_server.url + "/health", headers={"Host": f"{project.slug}.localhost"}).json() == \
+            {"status": "ok"}
+        runner.step()  # forwards the app's output
+        client = as_user(alice)
+        instances = client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/instances").json()["items"]
+        assert instances[0]["status"] == "running" and instances[0]["port"]
+        logs = client.get(f"/v1/orgs/acme/projects/{project.pk}/runtime-logs?lines=50").json()["lines"]
+        assert any("GET / HTTP" in line["text"] for line in logs)
+        nodes = client.get("/v1/orgs/acme/agents").json()["items"]
+        assert nodes[0]["running"] == 1
+    finally:
+        pids = [p.popen.pid for p in runner.processes.values()]
+        runner.leave()
+    assert AgentNode.objects.get().status == "left"
+    assert Instance.objects.get().status == "stopped"
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            __import__("os").kill(pid, 0)
+    assert RuntimeLogLine.objects.exists()
+
+
+def test_join_token_is_single_use_and_heartbeats_need_the_node_token(live_server, transactional_db, workspace, api):
+    _, token = agent_invite_create(workspace=workspace)
+    body = {"token": token, "name": "n1", "runtimes": ["process"]}
+    first = api.post("/v1/agents/join", body, format="json")
+    assert first.status_code == 200
+    again = api.post("/v1/agents/join", body, format="json")
+    assert again.status_code == 401 and again.json()["code"] == "invalid_join_token"
+    node_id = first.json()["nodeId"]
+    assert api.post(f"/v1/agents/{node_id}/heartbeat", {}, format="json",
+                    HTTP_AUTHORIZATION="Bearer agn_wrong").status_code == 401
+    ok = api.post(f"/v1/agents/{node_id}/heartbeat", {}, format="json",
+                  HTTP_AUTHORIZATION=f"Bearer {first.json()['nodeToken']}")
+    assert ok.status_code == 200 and ok.json()["assignments"] == []
+
+
+def test_silent_nodes_go_offline(transactional_db, workspace, travel):
+    from platform_app.services.agents.agents import agent_join
+
+    _, token = agent_invite_create(workspace=workspace)
+    agent_join(token=token, name="n", runtimes=["process"], capacity=1, host="127.0.0.1")
+    travel(60)
+    assert agents_expire() == 1
+    assert AgentNode.objects.get().status == "offline"
+
+
+def test_image_deployment_without_a_container_runtime_ends_in_error(alice_client, workspace):
+    project = ProjectFactory(workspace=workspace, name="Img", slug="img", source="image",
+                             image_ref="registry.example.com/team/app:1.2", git_url="")
+    resp = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments/image", {}, format="json")
+    assert resp.status_code == 201
+    assert resp.json()["status"] == "error" and "container runtime" in resp.json()["errorMessage"]
