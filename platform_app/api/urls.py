@@ -41,4 +41,7 @@ urlpatterns += [
     path("", include("platform_app.api.urls_git")),
     path("", include("platform_app.api.urls_deployments")),
     path("", include("platform_app.api.urls_env")),
+    path("", include("platform_app.api.domains.urls")),
+    path("", include("platform_app.api.edge.urls")),
+    path("", include("platform_app.api.automation.urls")),
 ]

@@ -9,3 +9,6 @@ from .teams import *  # noqa: F401,F403  invitations
 from .git import *  # noqa: F401,F403  provider connections, linked identities
 from .env import *  # noqa: F401,F403  environments, env vars, secret findings, preview protection
 from .throttle import *  # noqa: F401,F403  attempt counters (sign-in, MFA, preview passwords)
+from .domains import *  # noqa: F401,F403  custom domains
+from .edge import *  # noqa: F401,F403  firewall rules and events, analytics
+from .automation import *  # noqa: F401,F403  cron, log drains, alert rules

@@ -1,0 +1,4 @@
+"""The edge's firewall and web analytics."""
+from .core import env  # noqa: F401
+
+EDGE_BEAT: dict = {}

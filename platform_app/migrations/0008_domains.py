@@ -1,0 +1,7 @@
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [("platform_app", "0007_admin_labels")]
+
+    operations = []

@@ -1,0 +1,1 @@
+"""Automation: cron jobs and runs (top), log drains and deliveries, alert rules and alerts (below)."""

@@ -1,0 +1,1 @@
+"""Custom domains of projects and their DNS checks."""

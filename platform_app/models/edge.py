@@ -1,0 +1,1 @@
+"""The edge: firewall rules and events, web analytics events and rollups."""
