@@ -25,6 +25,11 @@ def scope_allows(held, required: str | None) -> bool:
     return False
 
 
+def role_allows(role: str, scope: str) -> bool:
+    """Whether a workspace role holds `scope` (what a page may offer a member, what an action needs)."""
+    return scope_allows(ROLE_SCOPES.get(role, set()), scope)
+
+
 def parse_scopes(value) -> list[str]:
     """`"read,deploy"` or `["read", "deploy"]` → a sorted, validated list."""
     if isinstance(value, str):

@@ -1,0 +1,31 @@
+"""What every platform dashboard page shares, so pages follow the API's rules:
+
+- a workspace is found only for its members (others get 404, as from the API);
+- `can` says what the member's role allows, by scope, so a page shows no button that would fail
+  (`{% if can.deploy %}`); `require` refuses a POST the role does not allow, with the API's 403;
+- a project is looked up inside that workspace only.
+"""
+from config.errors import Forbidden
+from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
+from platform_app.services.projects.projects import project_get
+from platform_app.services.teams.workspaces import workspace_for_member
+
+
+def workspace_context(request, org_id: str) -> dict:
+    """`workspace`, `membership` and `can` (scope → bool) for a signed-in member; 404 for anyone else."""
+    workspace, membership = workspace_for_member(user=request.user, ref=org_id)
+    can = {scope.replace(":", "_"): role_allows(membership.role, scope) for scope in ALL_SCOPES}
+    return {"workspace": workspace, "membership": membership, "can": can}
+
+
+def project_context(request, org_id: str, project_id: str) -> dict:
+    """The workspace context plus `project` (by id or slug, in that workspace only)."""
+    context = workspace_context(request, org_id)
+    context["project"] = project_get(workspace=context["workspace"], project_id=project_id)
+    return context
+
+
+def require(context: dict, scope: str) -> None:
+    """Refuse an action the member's role does not allow (403 `forbidden`, as the API)."""
+    if not role_allows(context["membership"].role, scope):
+        raise Forbidden(f"Your role cannot do this (it needs the `{scope}` scope).")
