@@ -12,7 +12,10 @@ BUILD_STUCK_AFTER_SECONDS = env.int("BUILD_STUCK_AFTER_SECONDS", default=1800)
 BUILD_LEASE_SECONDS = env.float("BUILD_LEASE_SECONDS", default=30.0)
 BUILD_REQUEUE_AFTER_SECONDS = env.float("BUILD_REQUEUE_AFTER_SECONDS", default=60.0)
 BUILD_REAP_INTERVAL_SECONDS = env.float("BUILD_REAP_INTERVAL_SECONDS", default=30.0)
-DEPLOY_PORT = env("DEPLOY_PORT", default="8000")  # shown in deployment URLs; empty for port 80
+# Deployment addresses (platform_app/services/projects/addresses.py): `DEPLOY_SCHEME://<project>.DEPLOY_DOMAIN:DEPLOY_PORT/`,
+# the port left out when empty or the scheme's default. `https` where the platform sits behind TLS.
+DEPLOY_SCHEME = env("DEPLOY_SCHEME", default="http")
+DEPLOY_PORT = env("DEPLOY_PORT", default="8000")
 
 
 def with_edge_hosts(hosts: list[str]) -> list[str]:

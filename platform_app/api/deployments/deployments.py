@@ -12,6 +12,7 @@ from platform_app.models import Deployment, DeploymentEvent
 from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.listings import deployment_list_context
 from platform_app.services.deployments.log_stream import log_stream_open
+from platform_app.services.projects.addresses import deployment_url
 
 
 class DeploymentListSerializer(serializers.ListSerializer):
@@ -42,7 +43,7 @@ class DeploymentSerializer(serializers.ModelSerializer):
         return flags[obj.pk] if obj.pk in flags else services.needs_redeploy(obj)
 
     def get_url(self, obj) -> str:
-        return services.deployment_url(obj)
+        return deployment_url(obj)
 
     def get_queue_position(self, obj) -> int | None:
         positions = self.context.get("queue_positions") or {}

@@ -8,7 +8,8 @@ from platform_app.api.base import PlatformView, endpoint, field_with_schema, ide
 from platform_app.api.deployments.deployments import DeploymentSerializer
 from platform_app.models import DeployHook, Project
 from platform_app.services.deployments import hooks
-from platform_app.services.deployments.deployments import deployment_rollback, production_url
+from platform_app.services.deployments.deployments import deployment_rollback
+from platform_app.services.projects.addresses import project_url
 
 
 class RollbackInput(InputSerializer):
@@ -76,7 +77,7 @@ class StaticSitesView(PlatformView):
     def get(self, request, org_id):
         rows = (Project.objects.filter(workspace=self.workspace, production_deployment__status="ready")
                 .select_related("production_deployment"))
-        items = [{"project_id": p.pk, "name": p.name, "url": production_url(p),
+        items = [{"project_id": p.pk, "name": p.name, "url": project_url(p),
                   "deployment_id": p.production_deployment_id, "framework": p.production_deployment.framework}
                  for p in rows if not (p.production_deployment.snapshot or {}).get("start")]
         return Response({"items": items, "next_cursor": None})

@@ -1,11 +1,11 @@
 """Projects, project groups and starter templates."""
-from django.conf import settings
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Project, ProjectGroup
+from platform_app.services.projects.addresses import project_url
 from platform_app.services.projects import project_groups as group_services
 from platform_app.services.projects import projects as project_services
 from platform_app.services.providers.git_urls import public_git_url
@@ -35,7 +35,7 @@ class ProjectSerializer(serializers.ModelSerializer):
         return public_git_url(obj)
 
     def get_url(self, obj) -> str:
-        return f"https://{obj.slug}.{getattr(settings, 'DEPLOY_DOMAIN', 'localhost')}"
+        return project_url(obj)
 
 
 class BuildSettingsInput(InputSerializer):

@@ -22,20 +22,6 @@ BUILD_TASK = "platform_app.tasks.deployments.deployment_build"  # enqueued by na
 logger = logging.getLogger(__name__)
 
 
-def short_id(deployment) -> str:
-    return deployment.pk.removeprefix("dpl_")[:8]
-
-
-def deployment_url(deployment) -> str:
-    port = f":{settings.DEPLOY_PORT}" if settings.DEPLOY_PORT not in ("", "80") else ""
-    return f"http://{deployment.project.slug}-{short_id(deployment)}.{settings.DEPLOY_DOMAIN}{port}/"
-
-
-def production_url(project) -> str:
-    port = f":{settings.DEPLOY_PORT}" if settings.DEPLOY_PORT not in ("", "80") else ""
-    return f"http://{project.slug}.{settings.DEPLOY_DOMAIN}{port}/"
-
-
 IDEMPOTENCY_KEY_MAX = 64  # a UUID has 36; the column keeps room for a scope such as a hook's `hook:<id>:`
 
 

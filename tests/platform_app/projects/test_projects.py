@@ -24,7 +24,7 @@ def test_create_from_git_repository(alice, workspace, as_user, make_repo):
     assert body["slug"] == "marketing-site" and body["source"] == "git"
     assert body["productionBranch"] == "trunk"  # the repository's default branch
     assert body["gitUrl"] == url and body["orgId"] == workspace.pk
-    assert body["url"] == "https://marketing-site.localhost"
+    assert body["url"] == "http://marketing-site.localhost:8000/"
     project = Project.objects.get()
     assert project.workspace == workspace and project.git_url == url
     assert AuditEvent.objects.filter(action="project.created", target_id=project.pk).exists()

@@ -1,0 +1,29 @@
+"""The one place that says where a project and a deployment are served.
+
+`<project>.<DEPLOY_DOMAIN>` is a project's production address, `<project>-<short id>.<DEPLOY_DOMAIN>` one
+deployment's. The scheme is `DEPLOY_SCHEME` (`http` for `make run`; `https` where the platform sits behind TLS)
+and the port `DEPLOY_PORT` (left out when it is the scheme's default)."""
+from django.conf import settings
+
+DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def _origin(host: str) -> str:
+    scheme = settings.DEPLOY_SCHEME
+    port = str(settings.DEPLOY_PORT or "")
+    suffix = f":{port}" if port and port != DEFAULT_PORTS.get(scheme) else ""
+    return f"{scheme}://{host}{suffix}/"
+
+
+def short_id(deployment) -> str:
+    return deployment.pk.removeprefix("dpl_")[:8]
+
+
+def project_url(project) -> str:
+    """The address that serves the project's production deployment."""
+    return _origin(f"{project.slug}.{settings.DEPLOY_DOMAIN}")
+
+
+def deployment_url(deployment) -> str:
+    """The address that serves exactly this deployment (previews, and production before promotion)."""
+    return _origin(f"{deployment.project.slug}-{short_id(deployment)}.{settings.DEPLOY_DOMAIN}")
