@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI and ReDoc as static files: the docs need no CDN
     "django_otp",
     "django_otp.plugins.otp_totp",
+    "django_htmx",  # request.htmx: pages answer htmx requests with a fragment, plain requests with the page
     "platform_app",
     "otp_app",
     "warehouse_app",
@@ -100,6 +101,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.ApplicationErrorMiddleware",
