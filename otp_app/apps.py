@@ -5,3 +5,9 @@ class OtpAppConfig(AppConfig):
     name = "otp_app"
     verbose_name = "One-time-code delivery"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self):
+        from config.demo import demo_register
+        from otp_app import demo
+
+        demo_register("otp", demo.load)

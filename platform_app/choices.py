@@ -16,8 +16,3 @@ class Scope(models.TextChoices):
     ENV_WRITE = "env:write"
     DOMAINS = "domains"
     ADMIN = "admin"
-
-
-class SessionKind(models.TextChoices):
-    PLATFORM = "platform"
-    WAREHOUSE = "warehouse"

@@ -15,10 +15,10 @@ from django.conf import settings
 from rest_framework.authentication import BaseAuthentication
 
 from config.errors import ApplicationError, Unauthenticated
-from platform_app.choices import SessionKind
 from platform_app.services.identity.auth import session_active, session_refresh
 from platform_app.services.identity.keys import token_verify
 
+SESSION_KIND = "warehouse"  # a platform session of this kind, registered in apps.py
 ACCESS, REFRESH, CSRF = "ws-access-token", "ws-refresh-token", "ws-csrf-token"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
@@ -61,7 +61,7 @@ class WarehouseCookieAuthentication(BaseAuthentication):
             if not refresh:
                 raise CookieRejected(exc.message, code=exc.code)
             try:
-                issued = session_refresh(refresh_token=refresh, kind=SessionKind.WAREHOUSE)
+                issued = session_refresh(refresh_token=refresh, kind=SESSION_KIND)
             except Unauthenticated as refresh_exc:
                 raise CookieRejected(refresh_exc.message, code=refresh_exc.code)
             request._renewed_session = issued  # the view sets the new cookies on its response

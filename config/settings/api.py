@@ -37,7 +37,6 @@ SPECTACULAR_SETTINGS = {
     # Choice sets that share a field name get stable component names.
     "ENUM_NAME_OVERRIDES": {
         "MovementKindEnum": "warehouse_app.models.Movement.Kind",
-        "SessionKindEnum": "platform_app.choices.SessionKind",
         "WorkspaceRoleEnum": "platform_app.choices.Role",
         "QuoteStatusEnum": "warehouse_app.models.Quote.Status",
         "BookingStatusEnum": "warehouse_app.models.Booking.Status",

@@ -4,7 +4,6 @@ from django.db import models
 from django.utils import timezone
 
 from config.ids import PrefixedIdField
-from platform_app.choices import SessionKind
 
 __all__ = ("User", "AuthSession", "RefreshToken")
 
@@ -57,7 +56,8 @@ class AuthSession(models.Model):
 
     id = PrefixedIdField(prefix="ses")
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="auth_sessions")
-    kind = models.CharField(max_length=16, choices=SessionKind.choices, default=SessionKind.PLATFORM)
+    kind = models.CharField(max_length=16, default="platform",
+                            help_text="platform, or the kind a product registered (warehouse cookie sessions)")
     ip = models.CharField(max_length=64, blank=True)
     user_agent = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

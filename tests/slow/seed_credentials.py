@@ -19,7 +19,8 @@ import secrets
 
 def seed() -> dict:
     from otp_app.services.keys import otp_key_create
-    from platform_app.choices import Scope, SessionKind
+    from platform_app.choices import Scope
+    from warehouse_app.authentication import SESSION_KIND
     from platform_app.management.commands.demo_data import DEMO_EMAIL
     from platform_app.models import User, Workspace
     from platform_app.services.identity.auth import session_start
@@ -43,7 +44,7 @@ def seed() -> dict:
     csrf = secrets.token_urlsafe(24)
 
     def access_token() -> str:
-        return session_start(user=demo, kind=SessionKind.WAREHOUSE, user_agent="schemathesis").access_token
+        return session_start(user=demo, kind=SESSION_KIND, user_agent="schemathesis").access_token
 
     return {
         "PLATFORM_TOKEN": token, "PLATFORM_ORG": workspace.pk, "PLATFORM_PROJECT": project.pk,

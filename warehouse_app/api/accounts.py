@@ -4,17 +4,22 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config import ratelimit
-from platform_app.api.identity.auth import SignUpInput as SignupInput  # the same account, the same rules
 from config.inputs import InputSerializer
-from platform_app.choices import SessionKind
 from platform_app.services.identity import auth as auth_services
 from warehouse_app.api.base import WarehouseView, errors
-from warehouse_app.authentication import clear_session_cookies, set_session_cookies
+from warehouse_app.authentication import SESSION_KIND, clear_session_cookies, set_session_cookies
 from warehouse_app.services.accounts import operated_facilities, profile_of
 from warehouse_app.services.allowances import usage_report
 from warehouse_app.services.workspace import dashboard_stats
 
 OK = OpenApiResponse(description="OK")
+
+
+class SignupInput(InputSerializer):
+    """A platform account: the sign-up service applies the platform's rules (password strength, unique email)."""
+    email = serializers.EmailField(max_length=254)
+    password = serializers.CharField(max_length=256, trim_whitespace=False)
+    name = serializers.CharField(max_length=150, required=False, allow_blank=True, default="")
 
 
 class LoginInput(InputSerializer):
@@ -56,7 +61,7 @@ class LoginView(WarehouseView):
         ip = ratelimit.client_ip(request)
         user = auth_services.user_authenticate(email=data.validated_data["email"],
                                                password=data.validated_data["password"], ip=ip)
-        issued = auth_services.session_start(user=user, kind=SessionKind.WAREHOUSE, ip=ip,
+        issued = auth_services.session_start(user=user, kind=SESSION_KIND, ip=ip,
                                              user_agent=request.META.get("HTTP_USER_AGENT", ""))
         response = Response({"user": account(user), "expires_in": issued.expires_in})
         set_session_cookies(response, issued)

@@ -1,7 +1,7 @@
 """Create (or refresh) the demo account and workspace that `make run` prints."""
-import importlib
-
 from django.core.management.base import BaseCommand
+
+from config.demo import demo_loaders
 
 from platform_app.models import Membership, User, Workspace
 from platform_app.services.identity.keys import signing_key
@@ -9,8 +9,6 @@ from platform_app.services.teams.workspaces import workspace_create
 
 DEMO_EMAIL = "demo@example.com"
 DEMO_PASSWORD = "demo-password-2026"
-# Each module has `load(*, user, workspace, stdout)` adding that area's demo data idempotently.
-DEMO_MODULES = ["platform_app.demo", "otp_app.demo", "warehouse_app.demo"]
 
 
 class Command(BaseCommand):
@@ -26,11 +24,7 @@ class Command(BaseCommand):
             workspace = workspace_create(user=user, name="Demo", slug="demo")
         elif not Membership.objects.filter(workspace=workspace, user=user).exists():
             Membership.objects.create(workspace=workspace, user=user, role="owner")
-        for module in DEMO_MODULES:
-            try:
-                load = importlib.import_module(module).load
-            except ModuleNotFoundError:
-                continue
+        for _name, load in demo_loaders():  # each app registers its own (config/demo.py)
             load(user=user, workspace=workspace, stdout=self.stdout)
         self.stdout.write(self.style.SUCCESS(
             "\nDemo data ready.\n"

@@ -16,14 +16,20 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config.errors import Conflict, Unauthenticated, ValidationFailed
-from platform_app.choices import SessionKind
 from platform_app.models import AuthSession, RefreshToken
 from platform_app.services.identity.keys import sha256_hex, token_issue
 from platform_app.services.identity.throttle import Admission, Limit, address_key, attempt_admit, attempt_succeeded
 
 User = get_user_model()
 
-AUDIENCES = {SessionKind.PLATFORM: "platform", SessionKind.WAREHOUSE: "warehouse"}
+SESSION_PLATFORM = "platform"
+# Session kind → JWT audience. The platform knows its own; a product whose sign-in is a platform session of
+# another kind (the warehouse's cookies) registers it from its AppConfig.ready().
+AUDIENCES = {SESSION_PLATFORM: "platform"}
+
+
+def session_kind_register(kind: str, *, audience: str) -> None:
+    AUDIENCES[kind] = audience
 
 
 @dataclass
@@ -105,14 +111,14 @@ def access_token_issue(session: AuthSession) -> tuple[str, int]:
 
 
 @transaction.atomic
-def session_start(*, user, kind: str = SessionKind.PLATFORM, ip: str = "", user_agent: str = "") -> IssuedTokens:
+def session_start(*, user, kind: str = SESSION_PLATFORM, ip: str = "", user_agent: str = "") -> IssuedTokens:
     session = AuthSession.objects.create(user=user, kind=kind, ip=ip[:64], user_agent=user_agent[:300])
     User.objects.filter(pk=user.pk).update(last_login=timezone.now())
     access, ttl = access_token_issue(session)
     return IssuedTokens(user, session, access, _new_refresh(session), ttl)
 
 
-def session_refresh(*, refresh_token: str, kind: str = SessionKind.PLATFORM) -> IssuedTokens:
+def session_refresh(*, refresh_token: str, kind: str = SESSION_PLATFORM) -> IssuedTokens:
     """Rotate: the presented token is spent and a new pair issued. Presenting a
     spent token again means it leaked: the whole session is revoked."""
     result = _session_refresh_locked(refresh_token=refresh_token, kind=kind)
