@@ -3,7 +3,6 @@ from django.urls import include, path
 
 from platform_app.api.identity import auth
 from platform_app.api.identity import mfa
-from platform_app.api.teams import teams
 from platform_app.api.identity import tokens
 from platform_app.api.teams import workspaces
 
@@ -33,7 +32,7 @@ urlpatterns = [
     path(f"{O}/api-tokens/<str:token_id>", tokens.WorkspaceTokenDetailView.as_view()),
     # Workspaces
     path("orgs", workspaces.WorkspaceListView.as_view()),
-    path(O, teams.WorkspaceDetailView.as_view()),
+    path(O, workspaces.WorkspaceDetailView.as_view()),
 ]
 # Areas: each module lists its own routes.
 urlpatterns += [

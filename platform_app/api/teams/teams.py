@@ -1,4 +1,4 @@
-"""Workspace settings, stats and activity; members; invitations."""
+"""Workspace stats and activity; members; invitations."""
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -6,21 +6,14 @@ from rest_framework.response import Response
 from config.inputs import InputSerializer, query_int
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.api.identity.serializers import UserSerializer
-from platform_app.api.teams.workspaces import WorkspaceDetailSerializer
-from platform_app.api.teams.workspaces import WorkspaceDetailView as FoundationWorkspaceDetailView
 from platform_app.choices import Role
 from platform_app.models import AuditEvent, Invitation, Membership
 from platform_app.services.teams import invitations as invitation_services
 from platform_app.services.teams import members as member_services
-from platform_app.services.teams.workspaces import workspace_stats, workspace_update
+from platform_app.services.teams.workspaces import workspace_stats
 
 
 # Serializers -----------------------------------------------------------------------
-
-class WorkspaceUpdateInput(InputSerializer):
-    name = serializers.CharField(max_length=100, required=False)
-    slug = serializers.SlugField(max_length=48, required=False)
-
 
 class WorkspaceStatsSerializer(serializers.Serializer):
     projects = serializers.IntegerField()
@@ -85,18 +78,6 @@ class AcceptedSerializer(serializers.Serializer):
 
 
 # Workspace -------------------------------------------------------------------------
-
-class WorkspaceDetailView(FoundationWorkspaceDetailView):
-    """GET (foundation) plus PATCH: rename, change slug."""
-
-    @endpoint(scope="admin", request=WorkspaceUpdateInput, response=WorkspaceDetailSerializer,
-              summary="Update a workspace (name, slug)")
-    def patch(self, request, org_id):
-        data = WorkspaceUpdateInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        ws = workspace_update(workspace=self.workspace, actor=request.user, ip=self.ip, **data.validated_data)
-        return Response(WorkspaceDetailSerializer(ws, context={"membership": self.membership}).data)
-
 
 class WorkspaceStatsView(PlatformView):
     @endpoint(scope="read", response=WorkspaceStatsSerializer, summary="Projects, members, deployments this month")

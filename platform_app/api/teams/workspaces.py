@@ -1,15 +1,21 @@
-"""Workspaces: list yours, create, get."""
+"""Workspaces: list yours, create, get, rename."""
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.inputs import InputSerializer
+from config.errors import Forbidden
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.api.identity.serializers import WorkspaceSerializer, WorkspaceWithRoleSerializer
-from platform_app.services.teams.workspaces import workspace_create, workspaces_of
+from platform_app.services.teams.workspaces import workspace_create, workspace_update, workspaces_of
 
 
 class WorkspaceCreateInput(InputSerializer):
     name = serializers.CharField(max_length=100)
+    slug = serializers.SlugField(max_length=48, required=False)
+
+
+class WorkspaceUpdateInput(InputSerializer):
+    name = serializers.CharField(max_length=100, required=False)
     slug = serializers.SlugField(max_length=48, required=False)
 
 
@@ -35,13 +41,10 @@ class WorkspaceListView(PlatformView):
     @endpoint(scope="admin", status=201, request=WorkspaceCreateInput, response=WorkspaceDetailSerializer,
               summary="Create a workspace (you become its owner)")
     def post(self, request):
-        data = WorkspaceCreateInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(WorkspaceCreateInput, request)
         if self.actor and self.actor.workspace_id:
-            from config.errors import Forbidden
-
             raise Forbidden("A token bound to one workspace cannot create workspaces.")
-        ws = workspace_create(user=request.user, ip=self.ip, **data.validated_data)
+        ws = workspace_create(user=request.user, ip=self.ip, **data)
         return Response(WorkspaceDetailSerializer(ws, context={"membership": ws.memberships.get()}).data, status=201)
 
 
@@ -49,3 +52,10 @@ class WorkspaceDetailView(PlatformView):
     @endpoint(scope="read", response=WorkspaceDetailSerializer, summary="One workspace (by id or slug)")
     def get(self, request, org_id):
         return Response(WorkspaceDetailSerializer(self.workspace, context={"membership": self.membership}).data)
+
+    @endpoint(scope="admin", request=WorkspaceUpdateInput, response=WorkspaceDetailSerializer,
+              summary="Update a workspace (name, slug)")
+    def patch(self, request, org_id):
+        ws = workspace_update(workspace=self.workspace, actor=request.user, ip=self.ip,
+                              **validated(WorkspaceUpdateInput, request))
+        return Response(WorkspaceDetailSerializer(ws, context={"membership": self.membership}).data)
