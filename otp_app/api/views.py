@@ -17,7 +17,7 @@ from otp_app.models import CHANNELS, SandboxMessage
 from otp_app.services import records as record_services
 from otp_app.services.balance import balance_report
 from otp_app.services.errors import ApplicationError, SandboxOnly, ValidationFailed
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 
 
 def errors(*statuses) -> dict:
@@ -136,9 +136,7 @@ class SendView(OtpView):
                    summary="Send a code", description="201 with the new record; 200 when an idempotent replay.")
     def post(self, request):
         key = _idempotency_key(request)
-        data = SendInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated(SendInput, request)
         result = record_services.otp_send(api_key=self.key, recipient=v["recipient"], locale=v["locale"],
                                           channel=v["channel"], idempotency_key=key,
                                           fingerprint=record_services.request_fingerprint(request.data))
@@ -148,12 +146,11 @@ class SendView(OtpView):
 class VerifyView(OtpView):
     @extend_schema(request=VerifyInput, responses={200: VerifyResultSerializer, **errors(404)}, summary="Verify a code")
     def post(self, request):
-        data = VerifyInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        code = data.validated_data["code"]
+        data = validated(VerifyInput, request)
+        code = data["code"]
         if not (len(code) == 6 and code.isascii() and code.isdigit()):
             raise ValidationFailed("code must be the 6 digits that were sent.", code="invalid_code")
-        record = record_services.otp_verify(api_key=self.key, record_id=data.validated_data["id"], code=code)
+        record = record_services.otp_verify(api_key=self.key, record_id=data["id"], code=code)
         return Response({"id": record.pk, "verified": record.status == "verified", "status": record.status,
                          "attempts_left": record.attempts_left})
 
@@ -164,10 +161,9 @@ class ResendView(OtpView):
                    description="A fresh code replaces the old one and attempts reset. The expiry stays 10 minutes "
                                "from the first send. Within the cooldown: 429 `resend_cooldown` with Retry-After.")
     def post(self, request):
-        data = ResendInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        record = record_services.otp_resend(api_key=self.key, record_id=data.validated_data["id"],
-                                            channel=data.validated_data["channel"])
+        data = validated(ResendInput, request)
+        record = record_services.otp_resend(api_key=self.key, record_id=data["id"],
+                                            channel=data["channel"])
         return Response(RecordSerializer(record).data)
 
 

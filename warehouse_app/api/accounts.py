@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config import ratelimit
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.services.identity import auth as auth_services
 from warehouse_app.api.base import WarehouseView, errors
 from warehouse_app.authentication import SESSION_KIND, clear_session_cookies, set_session_cookies
@@ -42,9 +42,8 @@ def account(user) -> dict:
 class SignupView(WarehouseView):
     @extend_schema(request=SignupInput, responses={201: OK}, summary="Create an account")
     def post(self, request):
-        data = SignupInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        user = auth_services.user_sign_up(**data.validated_data)
+        data = validated(SignupInput, request)
+        user = auth_services.user_sign_up(**data)
         return Response(account(user), status=201)
 
 
@@ -56,11 +55,10 @@ class LoginView(WarehouseView):
                    description="Sets `ws-access-token` (RS256 JWT) and `ws-refresh-token` (HttpOnly, SameSite=Lax) "
                                "and `ws-csrf-token`, whose value cookie-authenticated writes echo in `X-CSRF-Token`.")
     def post(self, request):
-        data = LoginInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(LoginInput, request)
         ip = ratelimit.client_ip(request)
-        user = auth_services.user_authenticate(email=data.validated_data["email"],
-                                               password=data.validated_data["password"], ip=ip)
+        user = auth_services.user_authenticate(email=data["email"],
+                                               password=data["password"], ip=ip)
         issued = auth_services.session_start(user=user, kind=SESSION_KIND, ip=ip,
                                              user_agent=request.META.get("HTTP_USER_AGENT", ""))
         response = Response({"user": account(user), "expires_in": issued.expires_in})
@@ -93,10 +91,9 @@ class PasswordView(WarehouseView):
     @extend_schema(request=PasswordInput, responses={200: OK, **errors(429)},
                    summary="Change password (current one required; other sessions are signed out)")
     def post(self, request):
-        data = PasswordInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        auth_services.password_change(user=request.user, current_password=data.validated_data["current_password"],
-                                      new_password=data.validated_data["new_password"], keep_session=request.auth,
+        data = validated(PasswordInput, request)
+        auth_services.password_change(user=request.user, current_password=data["current_password"],
+                                      new_password=data["new_password"], keep_session=request.auth,
                                       ip=ratelimit.client_ip(request))
         return Response({"changed": True})
 

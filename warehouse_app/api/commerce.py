@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import ValidationFailed
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from warehouse_app.api.base import WarehouseView, errors, page_response, paged
 from warehouse_app.api.serializers import (BookingSerializer, MovementSerializer, QuoteSerializer,
                                            ShortlistSerializer, TicketSerializer)
@@ -78,11 +78,6 @@ class SupportInput(InputSerializer):
     body = serializers.CharField(max_length=5000)
 
 
-def valid(serializer_class, request):
-    data = serializer_class(data=request.data)
-    data.is_valid(raise_exception=True)
-    return data.validated_data
-
 
 # Rates and quotes -------------------------------------------------------------------------
 
@@ -98,7 +93,7 @@ class RfqView(WarehouseView):
     @extend_schema(request=RfqInput, responses={201: QuoteSerializer, **errors(404, 429)},
                    summary="Send a requirement to a facility (counts against the monthly allowance)")
     def post(self, request):
-        v = valid(RfqInput, request)
+        v = validated(RfqInput, request)
         quote = quotes.quote_request(customer=request.user, facility_slug=v["facility"], **v["requirement"])
         return Response(QuoteSerializer(quote).data, status=201)
 
@@ -131,7 +126,7 @@ class QuoteAnswerView(WarehouseView):
 
     @extend_schema(request=AnswerInput, responses={200: QuoteSerializer}, summary="Price a request")
     def post(self, request, reference):
-        quote = quotes.quote_answer(user=request.user, reference=reference, **valid(AnswerInput, request))
+        quote = quotes.quote_answer(user=request.user, reference=reference, **validated(AnswerInput, request))
         return Response(QuoteSerializer(quote).data)
 
 
@@ -140,7 +135,7 @@ class QuoteDeclineView(WarehouseView):
 
     @extend_schema(request=DeclineInput, responses={200: QuoteSerializer}, summary="Decline with a reason")
     def post(self, request, reference):
-        quote = quotes.quote_decline(user=request.user, reference=reference, **valid(DeclineInput, request))
+        quote = quotes.quote_decline(user=request.user, reference=reference, **validated(DeclineInput, request))
         return Response(QuoteSerializer(quote).data)
 
 
@@ -160,7 +155,7 @@ class BookingCreateView(WarehouseView):
     @extend_schema(request=BookingCreateInput, responses={201: BookingSerializer, **errors(404)},
                    summary="Book from an answered quote at its price")
     def post(self, request):
-        v = valid(BookingCreateInput, request)
+        v = validated(BookingCreateInput, request)
         booking = bookings.booking_create(customer=request.user, quote_reference=v["quote"],
                                           quantity=v.get("quantity"), term_months=v.get("term_months"))
         return Response(BookingSerializer(booking).data, status=201)
@@ -180,7 +175,7 @@ class BookingUpdateView(WarehouseView):
     @extend_schema(request=BookingUpdateInput, responses={200: BookingSerializer},
                    summary="Amend term or quantity (within what the quote covered)")
     def post(self, request, reference):
-        v = valid(BookingUpdateInput, request)
+        v = validated(BookingUpdateInput, request)
         booking = bookings.booking_update(customer=request.user, reference=reference, quantity=v.get("quantity"),
                                           term_months=v.get("term_months"))
         return Response(BookingSerializer(booking).data)
@@ -191,7 +186,7 @@ class BookingCancelView(WarehouseView):
 
     @extend_schema(request=CancelInput, responses={200: BookingSerializer}, summary="Cancel with a reason")
     def post(self, request, reference):
-        booking = bookings.booking_cancel(customer=request.user, reference=reference, **valid(CancelInput, request))
+        booking = bookings.booking_cancel(customer=request.user, reference=reference, **validated(CancelInput, request))
         return Response(BookingSerializer(booking).data)
 
 
@@ -206,7 +201,7 @@ class MovementView(WarehouseView):
     @extend_schema(request=MovementInput, responses={201: MovementSerializer, **errors(404)},
                    summary="Record a receipt or despatch (a despatch above on-hand is 409 with on_hand)")
     def post(self, request):
-        v = valid(MovementInput, request)
+        v = validated(MovementInput, request)
         movement = bookings.movement_record(user=request.user, booking_reference=v["booking"], kind=v["kind"],
                                             quantity=v["quantity"], sku=v["sku"], note=v["note"])
         return Response(MovementSerializer(movement).data, status=201)
@@ -243,7 +238,7 @@ class ShortlistView(WarehouseView):
                    responses={201: ShortlistSerializer, 200: ShortlistSerializer, **errors(404)},
                    summary="Save a facility or update its note (201 first time, 200 after)")
     def post(self, request):
-        v = valid(ShortlistInput, request)
+        v = validated(ShortlistInput, request)
         entry, created = workspace.shortlist_save(user=request.user, facility_slug=v["facility"], note=v["note"])
         return Response(ShortlistSerializer(entry).data, status=201 if created else 200)
 
@@ -268,7 +263,7 @@ class SupportView(WarehouseView):
     @extend_schema(request=SupportInput, responses={201: TicketSerializer, **errors(404)},
                    summary="Open a ticket (subject + body) or reply to one (reference + body)")
     def post(self, request):
-        v = valid(SupportInput, request)
+        v = validated(SupportInput, request)
         if v.get("reference"):
             ticket = workspace.ticket_reply(user=request.user, reference=v["reference"], body=v["body"])
         elif v.get("subject"):

@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import Unauthenticated
-from config.inputs import InputSerializer, query_int
+from config.inputs import InputSerializer, query_int, validated
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.api.deployments.deployments import DeploymentSerializer
 from platform_app.models import AgentNode, Instance, RuntimeLogLine
@@ -83,9 +83,8 @@ class AgentJoinView(PlatformView):
               response=inline_serializer("AgentJoined", {"node_id": serializers.CharField(),
                                                          "node_token": serializers.CharField()}))
     def post(self, request):
-        data = JoinInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        node, token = agents.agent_join(**data.validated_data)
+        data = validated(JoinInput, request)
+        node, token = agents.agent_join(**data)
         return Response({"node_id": node.pk, "node_token": token, "heartbeat_seconds": 2})
 
 
@@ -99,9 +98,8 @@ class AgentHeartbeatView(PlatformView):
                                                               "drain": serializers.BooleanField()}))
     def post(self, request, node_id):
         node = _node(request, node_id)
-        data = HeartbeatInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        return Response(agents.agent_heartbeat(node=node, **data.validated_data))
+        data = validated(HeartbeatInput, request)
+        return Response(agents.agent_heartbeat(node=node, **data))
 
 
 class AgentLeaveView(PlatformView):
@@ -141,9 +139,8 @@ class ImageDeploymentView(PlatformView):
     @endpoint(scope="deploy", status=201, request=ImageInput, response=DeploymentSerializer,
               summary="Deploy an image (needs an agent reporting a container runtime; otherwise ends `error`)")
     def post(self, request, org_id, project_id):
-        data = ImageInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(ImageInput, request)
         deployment = agents.deployment_from_image(project=self.project(project_id),
-                                                  image_ref=data.validated_data["image_ref"],
-                                                  env=data.validated_data["env"], actor=request.user)
+                                                  image_ref=data["image_ref"],
+                                                  env=data["env"], actor=request.user)
         return Response(DeploymentSerializer(deployment).data, status=201)

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import Unauthenticated, ValidationFailed
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, idempotency_key
 from platform_app.models import Deployment, DeploymentEvent
 from platform_app.services.deployments import deployments as services
@@ -75,9 +75,7 @@ class ProjectDeploymentsView(PlatformView):
               parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER,
                                            description="a retry with the same key returns the first deployment (200)")])
     def post(self, request, org_id, project_id):
-        data = TriggerInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated(TriggerInput, request)
         deployment = services.deployment_trigger(project=self.project(project_id), env=v["env"],
                                                  branch=v.get("branch") or None, trigger=v["trigger"],
                                                  actor=request.user, ip=self.ip,

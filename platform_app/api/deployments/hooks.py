@@ -3,7 +3,7 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, endpoint, field_with_schema, idempotency_key
 from platform_app.api.deployments.deployments import DeploymentSerializer
 from platform_app.models import DeployHook, Project
@@ -20,10 +20,9 @@ class RollbackView(PlatformView):
     @endpoint(scope="deploy", status=201, request=RollbackInput, response=DeploymentSerializer,
               summary="Point production at an earlier ready deployment (no rebuild; 409 when there is none)")
     def post(self, request, org_id, project_id):
-        data = RollbackInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(RollbackInput, request)
         target = deployment_rollback(project=self.project(project_id),
-                                     deployment_id=data.validated_data.get("deployment_id"), actor=request.user,
+                                     deployment_id=data.get("deployment_id"), actor=request.user,
                                      ip=self.ip)
         return Response(DeploymentSerializer(target).data, status=201)
 
@@ -48,10 +47,9 @@ class HookListView(PlatformView):
     @endpoint(scope="admin", status=201, request=HookInput, response=HookSerializer,
               summary="Create a deploy hook; the response carries its URL, once")
     def post(self, request, org_id, project_id):
-        data = HookInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        hook, secret = hooks.hook_create(project=self.project(project_id), name=data.validated_data["name"],
-                                         branch=data.validated_data.get("branch"))
+        data = validated(HookInput, request)
+        hook, secret = hooks.hook_create(project=self.project(project_id), name=data["name"],
+                                         branch=data.get("branch"))
         return Response({**HookSerializer(hook).data, "url": hooks.hook_url(secret)}, status=201)
 
 
@@ -109,8 +107,7 @@ class RevalidateView(PlatformView):
     def post(self, request, org_id, project_id):
         from platform_app.services.edge.isr import revalidate
 
-        data = RevalidateInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = revalidate(project=self.project(project_id), paths=data.validated_data["paths"],
-                            tags=data.validated_data["tags"])
+        data = validated(RevalidateInput, request)
+        result = revalidate(project=self.project(project_id), paths=data["paths"],
+                            tags=data["tags"])
         return Response(result, status=201)

@@ -4,7 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import ValidationFailed
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Environment, EnvVar, SecretFinding
 from platform_app.services.env import env as env_services
@@ -83,9 +83,7 @@ class EnvListView(PlatformView):
               summary="Create an environment variable")
     def post(self, request, org_id, project_id):
         project = self.project(project_id)
-        data = EnvVarInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated(EnvVarInput, request)
         var = env_services.env_var_create(project=project, key=v["key"], value=v["value"], type=v["type"],
                                           targets=v["target"], branch=v["branch"], actor=request.user, ip=self.ip)
         return Response(EnvVarSerializer(var).data, status=201)
@@ -95,9 +93,7 @@ class EnvDetailView(PlatformView):
     @endpoint(scope="env:write", request=EnvVarUpdateInput, response=EnvVarSerializer, summary="Update a variable")
     def patch(self, request, org_id, project_id, env_id):
         project = self.project(project_id)
-        data = EnvVarUpdateInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        changes = dict(data.validated_data)
+        changes = validated(EnvVarUpdateInput, request)
         if "target" in changes:
             changes["targets"] = changes.pop("target")
         var = env_services.env_var_update(project=project, env_id=env_id, actor=request.user, ip=self.ip, **changes)
@@ -119,9 +115,7 @@ class EnvImportView(PlatformView):
               description="One transaction: an invalid line rejects the whole file (400 with its line number).")
     def post(self, request, org_id, project_id):
         project = self.project(project_id)
-        data = EnvImportInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated(EnvImportInput, request)
         result = env_services.env_import(project=project, dotenv=v["dotenv"], targets=v["target"], type=v["type"],
                                          actor=request.user, ip=self.ip)
         return Response(result, status=201)
@@ -178,9 +172,8 @@ class EnvironmentListView(PlatformView):
     @endpoint(scope="env:write", status=201, request=EnvironmentInput, response=EnvironmentSerializer,
               summary="Add a custom environment")
     def post(self, request, org_id, project_id):
-        data = EnvironmentInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        env = env_services.environment_create(project=self.project(project_id), **data.validated_data)
+        data = validated(EnvironmentInput, request)
+        env = env_services.environment_create(project=self.project(project_id), **data)
         return Response(EnvironmentSerializer(env).data, status=201)
 
 
@@ -188,11 +181,10 @@ class EnvironmentDetailView(PlatformView):
     @endpoint(scope="env:write", request=EnvironmentUpdateInput, response=EnvironmentSerializer,
               summary="Rename a custom environment or change its branch pattern")
     def patch(self, request, org_id, project_id, environment_id):
-        data = EnvironmentUpdateInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(EnvironmentUpdateInput, request)
         env = env_services.environment_update(project=self.project(project_id), environment_id=environment_id,
-                                              name=data.validated_data.get("name"),
-                                              branch_pattern=data.validated_data.get("branch_pattern"))
+                                              name=data.get("name"),
+                                              branch_pattern=data.get("branch_pattern"))
         return Response(EnvironmentSerializer(env).data)
 
     @endpoint(scope="env:write", response=inline_serializer("EnvironmentDeleted", {"deleted": serializers.BooleanField()}),
@@ -233,10 +225,9 @@ class SecretFindingImportView(PlatformView):
     @endpoint(scope="env:write", status=201, request=FindingImportInput, response=SecretFindingSerializer,
               summary="Move a finding's value into a secret env var")
     def post(self, request, org_id, project_id, finding_id):
-        data = FindingImportInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(FindingImportInput, request)
         finding, _ = secret_scan.finding_import(project=self.project(project_id), finding_id=finding_id,
-                                                key=data.validated_data["key"], targets=data.validated_data["target"],
+                                                key=data["key"], targets=data["target"],
                                                 actor=request.user, ip=self.ip)
         return Response(SecretFindingSerializer(finding).data, status=201)
 

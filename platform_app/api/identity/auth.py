@@ -5,7 +5,7 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.api.identity.serializers import (AuthResultSerializer, SessionSerializer, UserSerializer,
                                           WorkspaceWithRoleSerializer)
@@ -45,9 +45,8 @@ def _user_agent(request) -> str:
 class SignUpView(PlatformView):
     @endpoint(public=True, status=201, request=SignUpInput, response=AuthResultSerializer, summary="Create an account")
     def post(self, request):
-        data = SignUpInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        user = auth_services.user_sign_up(**data.validated_data)
+        data = validated(SignUpInput, request)
+        user = auth_services.user_sign_up(**data)
         issued = auth_services.session_start(user=user, ip=self.ip, user_agent=_user_agent(request))
         return Response(AuthResultSerializer(issued).data, status=201)
 
@@ -56,9 +55,7 @@ class SignInView(PlatformView):
     @endpoint(public=True, request=SignInInput, response=AuthResultSerializer, summary="Sign in", errors=(429,),
               description="An account with a confirmed TOTP factor must send `totpCode` (401 `mfa_required`).")
     def post(self, request):
-        data = SignInInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = validated(SignInInput, request)
         user = auth_services.user_authenticate(email=v["email"], password=v["password"], ip=self.ip)
         sign_in_second_factor(user=user, totp_code=v.get("totp_code"), ip=self.ip)
         issued = auth_services.session_start(user=user, ip=self.ip, user_agent=_user_agent(request))
@@ -69,9 +66,8 @@ class RefreshView(PlatformView):
     @endpoint(public=True, request=RefreshInput, response=AuthResultSerializer, summary="Rotate a refresh token",
               description="The presented token is spent. Presenting a spent token again revokes its session.")
     def post(self, request):
-        data = RefreshInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        issued = auth_services.session_refresh(refresh_token=data.validated_data["refresh_token"])
+        data = validated(RefreshInput, request)
+        issued = auth_services.session_refresh(refresh_token=data["refresh_token"])
         return Response(AuthResultSerializer(issued).data)
 
 
@@ -79,13 +75,12 @@ class SignOutView(PlatformView):
     @endpoint(public=True, status=204, request=SignOutInput, response=None, summary="Sign out",
               description="Revokes the session of the bearer access token, or of `refreshToken`.")
     def post(self, request):
-        data = SignOutInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(SignOutInput, request)
         session = None
         if self.actor and self.actor.session is not None:
             session = self.actor.session
-        elif data.validated_data.get("refresh_token"):
-            session = auth_services.session_for_refresh_token(data.validated_data["refresh_token"])
+        elif data.get("refresh_token"):
+            session = auth_services.session_for_refresh_token(data["refresh_token"])
         elif not request.user.is_authenticated:
             from config.errors import Unauthenticated
 

@@ -4,7 +4,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.services.identity import mfa
 
@@ -46,9 +46,8 @@ class TotpEnrolView(PlatformView):
                   "factor": FactorSerializer(), "secret": serializers.CharField(),
                   "otpauth_uri": serializers.CharField(), "qr_code": serializers.CharField()}))
     def post(self, request):
-        data = EnrolInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        result = mfa.totp_enrol_start(user=request.user, name=data.validated_data["name"])
+        data = validated(EnrolInput, request)
+        result = mfa.totp_enrol_start(user=request.user, name=data["name"])
         return Response({"factor": FactorSerializer(result["device"]).data, "secret": result["secret"],
                          "otpauth_uri": result["otpauth_uri"], "qr_code": result["qr_code"]}, status=201)
 
@@ -57,10 +56,9 @@ class TotpConfirmView(PlatformView):
     @endpoint(scope="admin", status=201, request=ConfirmInput, response=FactorSerializer, errors=(404, 429),
               summary="Confirm TOTP enrolment with a current code")
     def post(self, request):
-        data = ConfirmInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        device = mfa.totp_enrol_confirm(user=request.user, factor_id=data.validated_data.get("factor_id"),
-                                        code=data.validated_data["code"], ip=self.ip)
+        data = validated(ConfirmInput, request)
+        device = mfa.totp_enrol_confirm(user=request.user, factor_id=data.get("factor_id"),
+                                        code=data["code"], ip=self.ip)
         return Response(FactorSerializer(device).data, status=201)
 
 

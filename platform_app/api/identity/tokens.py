@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import NotFound
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.api.identity.serializers import ApiTokenCreatedSerializer, ApiTokenSerializer
 from platform_app.models import ApiToken
@@ -58,9 +58,7 @@ class WorkspaceTokenCreateInput(TokenCreateInput):
 
 
 def _create(view, request, workspace):
-    data = (TokenCreateInput if workspace is None else WorkspaceTokenCreateInput)(data=request.data)
-    data.is_valid(raise_exception=True)
-    v = data.validated_data
+    v = validated(TokenCreateInput if workspace is None else WorkspaceTokenCreateInput, request)
     scopes, expires = token_services.validate_token_input(scopes=v["scopes"], expires=v.get("expires"))
     if workspace is None and v.get("org_id"):
         workspace, _ = workspace_for_member(user=request.user, ref=v["org_id"])

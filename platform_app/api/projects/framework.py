@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from config import ratelimit
 from config.errors import ValidationFailed
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.services.projects.projects import root_directory_check
 from platform_app.services.projects.detection import detect, discover
@@ -86,9 +86,8 @@ class RepoInfoView(PlatformView):
     @endpoint(scope="read", status=201, request=RepoInput, response=RepoInfoSerializer,
               summary="Default branch, branches and head commit of a repository (git ls-remote)")
     def post(self, request):
-        data = RepoInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        info = git_ls_remote(git_remote_for_url(data.validated_data["url"]))
+        data = validated(RepoInput, request)
+        info = git_ls_remote(git_remote_for_url(data["url"]))
         return Response(RepoInfoSerializer(info).data, status=201)
 
 
@@ -96,9 +95,7 @@ class DetectView(PlatformView):
     @endpoint(scope="read", status=201, request=CloneInput, response=DetectResultSerializer, errors=(429,),
               summary="Detect the framework and build commands of a repository")
     def post(self, request):
-        data = CloneInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        values = data.validated_data
+        values = validated(CloneInput, request)
         root_directory = root_directory_check(values.get("root_directory", ""))
         with tempfile.TemporaryDirectory(prefix="detect-") as tmp:
             dest, branch, sha = _clone(request, values, tmp)
@@ -115,10 +112,9 @@ class DiscoverView(PlatformView):
     @endpoint(scope="read", status=201, request=CloneInput, response=DiscoverResultSerializer, errors=(429,),
               summary="Find the app roots of a monorepo, each with its detection")
     def post(self, request):
-        data = CloneInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(CloneInput, request)
         with tempfile.TemporaryDirectory(prefix="discover-") as tmp:
-            dest, branch, sha = _clone(request, data.validated_data, tmp)
+            dest, branch, sha = _clone(request, data, tmp)
             apps = [found.as_dict() | {"path": path} for path, found in discover(dest)]
         return Response(DiscoverResultSerializer({"branch": branch, "commit_sha": sha, "apps": apps}).data,
                         status=201)

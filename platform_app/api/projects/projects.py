@@ -2,7 +2,7 @@
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Project, ProjectGroup
 from platform_app.services.projects.addresses import project_url
@@ -135,11 +135,6 @@ class TemplateSerializer(serializers.Serializer):
     output_directory = serializers.CharField()
 
 
-def _valid(serializer_class, request) -> dict:
-    data = serializer_class(data=request.data)
-    data.is_valid(raise_exception=True)
-    return dict(data.validated_data)
-
 
 # Projects --------------------------------------------------------------------------
 
@@ -157,7 +152,7 @@ class ProjectListView(PlatformView):
                           "unreadable → 400 `git_unreachable` with one generic message, nothing created) or "
                           "`provider` + `repo` through a Git provider connection.")
     def post(self, request, org_id):
-        values = _valid(ProjectCreateInput, request)
+        values = validated(ProjectCreateInput, request)
         project = project_services.project_create_from_git(workspace=self.workspace, actor=request.user, ip=self.ip,
                                                            **values)
         return Response(ProjectSerializer(project).data, status=201)
@@ -167,7 +162,7 @@ class ProjectFromImageView(PlatformView):
     @endpoint(scope="admin", status=201, request=ProjectFromImageInput, response=ProjectSerializer,
               summary="Create a project that runs a container image")
     def post(self, request, org_id):
-        values = _valid(ProjectFromImageInput, request)
+        values = validated(ProjectFromImageInput, request)
         project = project_services.project_create_from_image(workspace=self.workspace, actor=request.user,
                                                              ip=self.ip, **values)
         return Response(ProjectSerializer(project).data, status=201)
@@ -177,7 +172,7 @@ class ProjectFromTemplateView(PlatformView):
     @endpoint(scope="admin", status=201, request=ProjectFromTemplateInput, response=ProjectSerializer,
               summary="Create a project from a starter template (hosted Git repository)")
     def post(self, request, org_id):
-        values = _valid(ProjectFromTemplateInput, request)
+        values = validated(ProjectFromTemplateInput, request)
         project = project_services.project_create_from_template(workspace=self.workspace, actor=request.user,
                                                                 ip=self.ip, **values)
         return Response(ProjectSerializer(project).data, status=201)
@@ -193,7 +188,7 @@ class ProjectDetailView(PlatformView):
               summary="Update name, build settings, production branch, auto-deploy, group")
     def patch(self, request, org_id, project_id):
         project = project_services.project_get(workspace=self.workspace, project_id=project_id)
-        values = _valid(ProjectUpdateInput, request)
+        values = validated(ProjectUpdateInput, request)
         project = project_services.project_update(project=project, actor=request.user, ip=self.ip, **values)
         return Response(ProjectSerializer(project).data)
 
@@ -222,7 +217,7 @@ class ProjectGroupListView(PlatformView):
     @endpoint(scope="admin", status=201, request=ProjectGroupCreateInput, response=ProjectGroupSerializer,
               summary="Create a project group")
     def post(self, request, org_id):
-        values = _valid(ProjectGroupCreateInput, request)
+        values = validated(ProjectGroupCreateInput, request)
         group = group_services.project_group_create(workspace=self.workspace, actor=request.user, ip=self.ip,
                                                     **values)
         return Response(ProjectGroupSerializer(group).data, status=201)

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import ApplicationError, Forbidden, ValidationFailed
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import InsufficientScope, PlatformView, endpoint
 from platform_app.models import GitConnection, GitInstallation
 from platform_app.providers import git_host
@@ -189,8 +189,7 @@ class ClaimView(PlatformView):
     @endpoint(scope="admin", status=201, request=ClaimInput, response=ConnectionSerializer,
               summary="Claim an unclaimed git-a installation for this workspace")
     def post(self, request, org_id):
-        data = ClaimInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(ClaimInput, request)
         conn = connections.installation_claim(workspace=self.workspace,
-                                              installation_id=data.validated_data["installation_id"], actor=request.user)
+                                              installation_id=data["installation_id"], actor=request.user)
         return Response(ConnectionSerializer(conn).data, status=201)

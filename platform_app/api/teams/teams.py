@@ -3,7 +3,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.inputs import InputSerializer, query_int
+from config.inputs import InputSerializer, query_int, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.api.identity.serializers import UserSerializer
 from platform_app.choices import Role
@@ -108,10 +108,9 @@ class MemberDetailView(PlatformView):
     @endpoint(scope="admin", request=MemberUpdateInput, response=MemberSerializer, summary="Change a member's role",
               description="Only an owner grants or takes the owner role; the last owner cannot be demoted (409).")
     def patch(self, request, org_id, member_id):
-        data = MemberUpdateInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(MemberUpdateInput, request)
         member = member_services.member_role_change(workspace=self.workspace, actor_membership=self.membership,
-                                                    member_id=member_id, role=data.validated_data["role"], ip=self.ip)
+                                                    member_id=member_id, role=data["role"], ip=self.ip)
         return Response(MemberSerializer(member).data)
 
     @endpoint(scope="admin", response=MemberSerializer, summary="Remove a member (revokes their workspace tokens)")
@@ -136,10 +135,9 @@ class WorkspaceInvitationListView(PlatformView):
               summary="Invite someone by email",
               description="Emails a single-use accept link valid 7 days. An existing member is 409.")
     def post(self, request, org_id):
-        data = InvitationCreateInput(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated(InvitationCreateInput, request)
         invitation, _raw = invitation_services.invitation_create(
-            workspace=self.workspace, actor_membership=self.membership, ip=self.ip, **data.validated_data)
+            workspace=self.workspace, actor_membership=self.membership, ip=self.ip, **data)
         return Response(InvitationSerializer(invitation).data, status=201)
 
 
