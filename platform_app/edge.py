@@ -3,20 +3,57 @@
 `<project>-<short id>.<DEPLOY_DOMAIN>` is one deployment, `<project>.<DEPLOY_DOMAIN>` the project's production
 deployment. Static files with their content types, `index.html` for folders, the artifact's `404.html` (or a
 plain 404), cache headers; preview deployments pass through preview protection first.
+
+Speed: `_resolve(host)` (the database lookup; the one place a host name becomes a deployment) runs once per
+host and a few seconds, not per request: `_site` adds the project's compiled firewall rules and its analytics
+switch, and `hostcache.hosts` keeps the answer in the process until `edge_hosts_invalidate()` (promote,
+rollback, domains, rule changes). Pages come from the in-process copy of the ISR cache (`isr.pages`).
 """
 import mimetypes
+import time
+from dataclasses import dataclass
 
 from django.conf import settings
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, HttpResponse, HttpResponseRedirect
 
 from platform_app.models import Deployment, Project
+from platform_app.services.automation import edge_metrics  # per-project request counters for alerts
+from platform_app.services.domains.routing import DomainRedirect, domain_resolve
+from platform_app.services.edge import analytics, firewall
+from platform_app.services.edge.hostcache import MISSING, hosts
+
+
+@dataclass(frozen=True)
+class Site:
+    deployment: object  # a Deployment; None: not a deployment host; False: ours, but nothing is served there
+    rules: tuple = ()  # the project's enabled firewall rules, compiled, by priority
+    analytics: bool = False  # inject the analytics script into HTML
+
+
+def _site(host: str) -> Site:
+    deployment = _resolve(host)
+    if not deployment:
+        return Site(deployment)
+    return Site(deployment, firewall.rules_compiled(project_id=deployment.project_id),
+                analytics.analytics_enabled(project_id=deployment.project_id))
+
+
+def site_for(host: str) -> Site:
+    """The cached `_site` of a Host header."""
+    key = host.lower()
+    site = hosts.get(key)
+    if site is MISSING:
+        generation = hosts.generation
+        site = _site(key)
+        hosts.set(key, site, generation=generation)
+    return site
 
 
 def _resolve(host: str):
     host = host.split(":")[0].lower()
     suffix = "." + settings.DEPLOY_DOMAIN
     if not host.endswith(suffix):
-        return None
+        return domain_resolve(host)  # a verified custom domain, or None: the platform itself
     label = host[: -len(suffix)]
     if not label or "." in label:
         return None
@@ -30,7 +67,7 @@ def _resolve(host: str):
             .first() or False)
 
 
-def serve(request, deployment) -> HttpResponse:
+def serve(request, deployment, *, inject: bool = False) -> HttpResponse:
     from platform_app.services.edge.preview import preview_gate
 
     if deployment.status != Deployment.Status.READY or not deployment.artifact_path:
@@ -46,7 +83,10 @@ def serve(request, deployment) -> HttpResponse:
 
     hit = isr.cached(deployment.pk, request.path)
     if hit is not None:
-        response = HttpResponse(hit["body"], status=hit["status"], content_type=hit["content_type"])
+        body = hit["body"]
+        if inject and hit["content_type"].startswith("text/html"):
+            body = analytics.script_inject(body, project_id=deployment.project_id)
+        response = HttpResponse(body, status=hit["status"], content_type=hit["content_type"])
         response["Cache-Control"] = hit["cache_control"]
         response["X-Edge-Cache"] = "HIT"
         response["X-Deployment-Id"] = deployment.pk
@@ -72,6 +112,8 @@ def serve(request, deployment) -> HttpResponse:
         body = target.read_bytes()
         isr.store(deployment.pk, request.path, status=200, content_type=content_type, body=body,
                   cache_control=cache_control, tags=isr.tags_for(root, request.path))
+        if inject and html:
+            body = analytics.script_inject(body, project_id=deployment.project_id)
         response = HttpResponse(body, content_type=content_type)
     else:
         response = FileResponse(open(target, "rb"), content_type=content_type)
@@ -86,11 +128,18 @@ class EdgeMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        deployment = _resolve(request.META.get("HTTP_HOST", ""))
+        site = site_for(request.META.get("HTTP_HOST", ""))
+        deployment = site.deployment
         if deployment is None:
             return self.get_response(request)  # not a deployment host: the platform itself
         if deployment is False:
             return HttpResponse("No deployment here.", status=404, content_type="text/plain")
+        if site.rules or request.path == firewall.CHALLENGE_PATH:
+            refused = firewall.firewall_enforce(request, deployment=deployment, rules=site.rules)
+            if refused is not None:
+                return refused
+        if isinstance(deployment, DomainRedirect):  # the project's primary domain, or the domain's redirectTo
+            return HttpResponseRedirect(deployment.location(request), status=308)
         from platform_app.services.agents.agents import is_runtime
 
         if request.method not in ("GET", "HEAD") and not is_runtime(deployment):
@@ -99,7 +148,10 @@ class EdgeMiddleware:
         from django.utils.functional import SimpleLazyObject
 
         request.user = SimpleLazyObject(lambda: get_user(request))  # members pass preview protection
-        return serve(request, deployment)
+        started = time.monotonic()
+        response = serve(request, deployment, inject=site.analytics)
+        edge_metrics.record(deployment.project_id, response.status_code, time.monotonic() - started)
+        return response
 
 
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-authorization",

@@ -14,6 +14,7 @@ from config.errors import Conflict, NotFound, ValidationFailed
 from config.jobs import enqueue, publish
 from platform_app.models import Deployment
 from platform_app.services.teams.audit import audit_record
+from platform_app.services.edge.hostcache import edge_hosts_invalidate
 # Log lines are written and read through deployment_log; these names stay importable from here too.
 from platform_app.services.deployments.deployment_log import event_record, log_append, log_channel  # noqa: F401
 
@@ -206,6 +207,7 @@ def deployment_rollback(*, project, deployment_id: str | None, actor=None, ip: s
     previous = project.production_deployment_id
     project.production_deployment = target
     project.save(update_fields=["production_deployment"])
+    edge_hosts_invalidate()  # every web process serves the new production deployment within a second
     event_record(target, "promoted", f"rolled back production from {previous or 'nothing'}")
     audit_record(workspace=project.workspace, actor=actor, action="deployment.rolled_back", target=target,
                  data={"from": previous, "to": target.pk, "commit": target.commit_sha}, ip=ip)

@@ -10,7 +10,12 @@ import json
 from django.conf import settings
 from django.core.cache import cache
 
+from platform_app.services.edge.hostcache import MISSING, LocalCache
+
 TTL = 3600
+# Each web process keeps the entries it served in memory too (bounded by EDGE_PAGE_CACHE_BYTES), so a hit costs
+# no Redis round trip and no unpickling; a revalidation drops them in every process (hostcache.LocalCache).
+pages = LocalCache("pages", ttl=TTL, max_bytes=settings.EDGE_PAGE_CACHE_BYTES)
 
 
 def _key(deployment_id: str, path: str) -> str:
@@ -33,19 +38,27 @@ def tags_for(artifact_root, path: str) -> list[str]:
 
 
 def cached(deployment_id: str, path: str) -> dict | None:
+    local = pages.get((deployment_id, path))
+    if local is not MISSING:
+        return local
+    generation = pages.generation
     try:
-        return cache.get(_key(deployment_id, path))
+        hit = cache.get(_key(deployment_id, path))
     except Exception:  # noqa: BLE001 - cache unreachable: a miss, the edge serves from the artifact
         return None
+    if hit is not None:
+        pages.set((deployment_id, path), hit, size=len(hit["body"]), generation=generation)
+    return hit
 
 
 def store(deployment_id: str, path: str, *, status: int, content_type: str, body: bytes, cache_control: str,
           tags: list[str]) -> None:
     if "no-store" in cache_control or "private" in cache_control or len(body) > settings.EDGE_CACHE_MAX_BYTES:
         return
+    entry = {"status": status, "content_type": content_type, "body": body, "cache_control": cache_control}
+    pages.set((deployment_id, path), entry, size=len(body))
     try:
-        cache.set(_key(deployment_id, path), {"status": status, "content_type": content_type, "body": body,
-                                              "cache_control": cache_control}, TTL)
+        cache.set(_key(deployment_id, path), entry, TTL)
         index = cache.get(_index_key(deployment_id)) or {}
         index[path] = tags
         cache.set(_index_key(deployment_id), index, TTL)
@@ -65,4 +78,5 @@ def revalidate(*, project, paths: list[str], tags: list[str]) -> dict:
         cache.delete(_key(deployment_id, path))
         index.pop(path, None)
     cache.set(_index_key(deployment_id), index, TTL)
+    pages.invalidate()
     return {"purged": sorted(wanted), "deployment_id": deployment_id}
