@@ -1,0 +1,285 @@
+"""Custom domains: adding, DNS verification and re-checks, the primary domain, redirects and branch domains.
+
+A domain is verified when its DNS carries any one of the records `domain_verification` lists (a TXT challenge
+with the domain's token, a CNAME to the platform's target, or an A/AAAA to one of its addresses). Checks ask
+the resolvers the outbound guard asks (OUTBOUND_DNS_SERVERS). The edge serves only verified domains
+(`platform_app/services/domains/routing.py`)."""
+import logging
+import secrets
+from datetime import timedelta
+
+import dns.exception
+import dns.resolver
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from config import outbound
+from config.errors import Conflict, NotFound, ValidationFailed
+from config.jobs import enqueue
+from platform_app.models import Domain
+from platform_app.services.domains.names import hostname_normalize, hostname_reserved
+from platform_app.services.teams.audit import audit_record
+
+logger = logging.getLogger(__name__)
+
+CADDY_SYNC_TASK = "platform_app.tasks.domains.caddy_sync"
+
+
+# What the platform asks for ---------------------------------------------------------------
+
+def verification_targets() -> dict:
+    """`{"txtPrefix", "cname", "a", "aaaa"}`: what every domain's DNS may point at."""
+    return {"txt_prefix": settings.DOMAINS_TXT_PREFIX, "cname": settings.DOMAINS_CNAME_TARGET,
+            "a": list(settings.DOMAINS_A_RECORDS), "aaaa": list(settings.DOMAINS_AAAA_RECORDS)}
+
+
+def challenge_name(domain: Domain) -> str:
+    return f"_{settings.DOMAINS_TXT_PREFIX}-challenge.{domain.name}"
+
+
+def domain_verification(domain: Domain) -> list[dict]:
+    """The records the owner may create (any one verifies): `[{"type", "name", "value"}]`."""
+    records = [{"type": "TXT", "name": challenge_name(domain), "value": domain.verification_token}]
+    if settings.DOMAINS_CNAME_TARGET:
+        records.append({"type": "CNAME", "name": domain.name, "value": settings.DOMAINS_CNAME_TARGET})
+    records += [{"type": "A", "name": domain.name, "value": a} for a in settings.DOMAINS_A_RECORDS]
+    records += [{"type": "AAAA", "name": domain.name, "value": a} for a in settings.DOMAINS_AAAA_RECORDS]
+    return records
+
+
+def domain_last_check(domain: Domain) -> dict | None:
+    if domain.last_check_at is None:
+        return None
+    check = {"at": domain.last_check_at, "found": domain.last_check_found}
+    if domain.last_check_error:
+        check["error"] = domain.last_check_error
+    return check
+
+
+# Reading ----------------------------------------------------------------------------------
+
+def domains_of_project(project):
+    return Domain.objects.filter(project=project).select_related("project")
+
+
+def domains_of_workspace(workspace):
+    return Domain.objects.filter(project__workspace=workspace).select_related("project")
+
+
+def domain_get(*, project, domain_id: str) -> Domain:
+    """A domain of this project by id or name; 404 otherwise."""
+    found = (Domain.objects.filter(project=project, pk=domain_id).first()
+             or Domain.objects.filter(project=project, name=domain_id.lower()).first())
+    if found is None:
+        raise NotFound("No such domain.")
+    return found
+
+
+# Changing ---------------------------------------------------------------------------------
+
+def _caddy_changed() -> None:
+    """The TLS proxy's configuration follows the domains (a no-op without CADDY_ADMIN_URL)."""
+    if settings.CADDY_ADMIN_URL:
+        enqueue(CADDY_SYNC_TASK)
+
+
+def _redirect_target(project, domain_name: str, value) -> str:
+    """`redirectTo` names another domain of the project that does not redirect itself (no chains)."""
+    if not value:
+        return ""
+    target = hostname_normalize(value, field="redirectTo")
+    if target == domain_name:
+        raise ValidationFailed("redirectTo: a domain cannot redirect to itself.",
+                               details={"redirectTo": ["Must name another domain of this project."]})
+    other = Domain.objects.filter(project=project, name=target).first()
+    if other is None:
+        raise ValidationFailed("redirectTo: must name another domain of this project.",
+                               details={"redirectTo": ["Must name another domain of this project."]})
+    if other.redirect_to:
+        raise ValidationFailed("redirectTo: that domain redirects itself; point at its target instead.",
+                               details={"redirectTo": ["That domain redirects to another one."]})
+    return target
+
+
+def _git_branch(value) -> str:
+    branch = (value or "").strip()
+    if len(branch) > 200 or any(ord(c) < 0x20 for c in branch) or branch.startswith("-"):
+        raise ValidationFailed("gitBranch: not a branch name.", details={"gitBranch": ["Not a branch name."]})
+    return branch
+
+
+@transaction.atomic
+def domain_add(*, project, name, redirect_to=None, git_branch=None, actor=None, ip: str = "") -> Domain:
+    """A pending domain of `project`. 400 for what is not a host name or is the platform's own domain,
+    409 `domain_taken` when any project has it."""
+    name = hostname_normalize(name)
+    reserved = hostname_reserved(name)
+    if reserved:
+        raise ValidationFailed(f"{name} belongs to the platform ({reserved}); add a domain of your own.",
+                               code="domain_reserved", details={"name": [f"{reserved} and its subdomains are "
+                                                                         f"the platform's."]})
+    domain = Domain(project=project, name=name, verification_token=secrets.token_hex(16),
+                    redirect_to=_redirect_target(project, name, redirect_to), git_branch=_git_branch(git_branch))
+    try:
+        with transaction.atomic():
+            domain.save(force_insert=True)
+    except IntegrityError:
+        raise Conflict(f"{name} is already added to a project.", code="domain_taken",
+                       details={"name": ["Already added to a project."]})
+    audit_record(workspace=project.workspace, actor=actor, action="domain.added", target=domain,
+                 data={"name": name, "project": project.pk}, ip=ip)
+    return domain
+
+
+@transaction.atomic
+def domain_update(*, project, domain_id: str, actor=None, ip: str = "", **changes) -> Domain:
+    """PATCH: `redirect_to` (another domain of the project, or null) and `git_branch` (or null)."""
+    domain = domain_get(project=project, domain_id=domain_id)
+    domain = Domain.objects.select_for_update().get(pk=domain.pk)
+    if "redirect_to" in changes:
+        domain.redirect_to = _redirect_target(project, domain.name, changes["redirect_to"])
+        if domain.redirect_to and Domain.objects.filter(project=project, redirect_to=domain.name).exists():
+            raise ValidationFailed("redirectTo: other domains redirect here; a domain they point at cannot "
+                                   "redirect.", details={"redirectTo": ["Other domains redirect to this one."]})
+        if domain.redirect_to:
+            domain.primary = False
+    if "git_branch" in changes:
+        domain.git_branch = _git_branch(changes["git_branch"])
+    domain.save()
+    audit_record(workspace=project.workspace, actor=actor, action="domain.updated", target=domain,
+                 data={"name": domain.name, "redirect_to": domain.redirect_to, "git_branch": domain.git_branch},
+                 ip=ip)
+    return domain
+
+
+@transaction.atomic
+def domain_set_primary(*, project, domain_id: str, actor=None, ip: str = "") -> Domain:
+    """The project's other domains (those without a redirect or branch of their own) redirect here (308)."""
+    domain = domain_get(project=project, domain_id=domain_id)
+    if not domain.verified:
+        raise Conflict(f"{domain.name} is not verified yet; verify it before making it primary.",
+                       code="domain_not_verified")
+    # saved one by one (a project has a handful): each save tells the edge's host cache what changed
+    for other in Domain.objects.select_for_update().filter(project=project).exclude(pk=domain.pk):
+        if other.primary or other.redirect_to == domain.name:  # a redirect to the new primary is now implied
+            other.primary = False
+            other.redirect_to = "" if other.redirect_to == domain.name else other.redirect_to
+            other.save(update_fields=["primary", "redirect_to"])
+    domain.primary, domain.redirect_to = True, ""
+    domain.save(update_fields=["primary", "redirect_to"])
+    audit_record(workspace=project.workspace, actor=actor, action="domain.primary", target=domain,
+                 data={"name": domain.name}, ip=ip)
+    _caddy_changed()
+    return domain
+
+
+@transaction.atomic
+def domain_remove(*, project, domain_id: str, actor=None, ip: str = "") -> None:
+    domain = domain_get(project=project, domain_id=domain_id)
+    for other in Domain.objects.filter(project=project, redirect_to=domain.name):
+        other.redirect_to = ""
+        other.save(update_fields=["redirect_to"])
+    audit_record(workspace=project.workspace, actor=actor, action="domain.removed", target=domain,
+                 data={"name": domain.name}, ip=ip)
+    domain.delete()
+    _caddy_changed()
+
+
+# Checking ---------------------------------------------------------------------------------
+
+def _rdata_value(rdtype: str, rdata) -> str:
+    if rdtype == "TXT":
+        return b"".join(rdata.strings).decode("utf-8", errors="replace")
+    if rdtype == "CNAME":
+        return rdata.target.to_text().rstrip(".").lower()
+    return rdata.address
+
+
+def dns_lookup(domain: Domain) -> tuple[list[dict], str]:
+    """What DNS says about `domain` now: `[{"type", "value"}]` of its TXT challenge, CNAME, A and AAAA
+    records, and the resolver's failure ("" when every query was answered, even with nothing)."""
+    resolver = outbound._resolver()  # the one resolver configuration (OUTBOUND_DNS_SERVERS)
+    found, errors = [], []
+    for qname, rdtype in ((challenge_name(domain), "TXT"), (domain.name, "CNAME"), (domain.name, "A"),
+                          (domain.name, "AAAA")):
+        try:
+            answer = resolver.resolve(f"{qname}.", rdtype, search=False)
+        except (dns.resolver.NXDOMAIN, dns.resolver.NoAnswer):
+            continue
+        except dns.exception.DNSException as exc:
+            errors.append(f"{rdtype} {qname}: {type(exc).__name__}")
+            continue
+        for rdata in answer:
+            entry = {"type": rdtype, "value": _rdata_value(rdtype, rdata)}
+            if entry not in found:
+                found.append(entry)
+    return found, "; ".join(errors)[:200]
+
+
+def _matches(domain: Domain, found: list[dict]) -> bool:
+    expected = {(r["type"], r["value"].lower()) for r in domain_verification(domain)}
+    return any((f["type"], f["value"].lower()) in expected for f in found)
+
+
+def _next_check(status: str, failures: int, now):
+    if status == Domain.Status.VERIFIED:
+        return now + timedelta(seconds=settings.DOMAINS_RECHECK_VERIFIED_SECONDS)
+    delay = settings.DOMAINS_RECHECK_MIN_SECONDS * 2 ** min(max(failures - 1, 0), 30)
+    return now + timedelta(seconds=min(delay, settings.DOMAINS_RECHECK_MAX_SECONDS))
+
+
+def domain_check(*, domain: Domain, actor=None, ip: str = "") -> Domain:
+    """Ask DNS (outside any transaction), then record what was found and the status it implies: a match
+    verifies; no match turns a verified domain `misconfigured` (audited as `domain.misconfigured`, the signal
+    alerts read) and leaves the others as they were; a resolver failure changes no status."""
+    found, error = dns_lookup(domain)
+    with transaction.atomic():
+        domain = Domain.objects.select_for_update().select_related("project__workspace").get(pk=domain.pk)
+        now = timezone.now()
+        before = domain.status
+        if _matches(domain, found):
+            status = Domain.Status.VERIFIED
+        elif error and not found:
+            status = before
+        elif before == Domain.Status.VERIFIED:
+            status = Domain.Status.MISCONFIGURED
+        else:
+            status = before
+        domain.check_failures = 0 if status == Domain.Status.VERIFIED else domain.check_failures + 1
+        domain.last_check_at, domain.last_check_found, domain.last_check_error = now, found, error
+        domain.next_check_at = _next_check(status, domain.check_failures, now)
+        if status != before:
+            domain.status, domain.status_changed_at = status, now
+            if status == Domain.Status.VERIFIED and domain.verified_at is None:
+                domain.verified_at = now
+            audit_record(workspace=domain.project.workspace, actor=actor, action=f"domain.{status}", target=domain,
+                         data={"name": domain.name, "from": before, "to": status, "found": found}, ip=ip)
+            _caddy_changed()
+        domain.save()
+    return domain
+
+
+def domain_verify(*, project, domain_id: str, actor=None, ip: str = "") -> Domain:
+    """Check one domain now (the API's verify): the domain, whatever was found."""
+    return domain_check(domain=domain_get(project=project, domain_id=domain_id), actor=actor, ip=ip)
+
+
+def domains_recheck(*, now=None, limit: int | None = None) -> int:
+    """Beat: check the domains whose next check is due (pending and misconfigured ones with backoff,
+    verified ones daily); how many were checked."""
+    now = now or timezone.now()
+    due = list(Domain.objects.filter(next_check_at__lte=now).order_by("next_check_at")
+               .values_list("pk", flat=True)[: limit or settings.DOMAINS_RECHECK_BATCH])
+    checked = 0
+    for pk in due:
+        domain = Domain.objects.filter(pk=pk).first()
+        if domain is None:
+            continue  # removed meanwhile
+        try:
+            domain_check(domain=domain)
+        except Exception:  # noqa: BLE001 - one domain's failure must not stop the sweep
+            logger.exception("Domain check of %s failed", domain.name)
+            continue
+        checked += 1
+    return checked
