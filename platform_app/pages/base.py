@@ -29,3 +29,26 @@ def require(context: dict, scope: str) -> None:
     """Refuse an action the member's role does not allow (403 `forbidden`, as the API)."""
     if not role_allows(context["membership"].role, scope):
         raise Forbidden(f"Your role cannot do this (it needs the `{scope}` scope).")
+
+
+def client_ip(request) -> str:
+    from config import ratelimit
+
+    return ratelimit.client_ip(request)
+
+
+def form_error(form, exc) -> None:
+    """Show a service's refusal on the form: on the named field when the error names one of its fields."""
+    details = exc.details if isinstance(getattr(exc, "details", None), dict) else {}
+    for field, messages in details.items():
+        name = {"currentPassword": "current_password", "gitUrl": "git_url", "git_url": "git_url"}.get(field, field)
+        if name in form.fields:
+            form.add_error(name, exc.message)
+            return
+    form.add_error(None, exc.message)
+
+
+def safe_next(request, default: str) -> str:
+    """Where to go after a form: a same-site path from `?next=`, else `default`."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else default

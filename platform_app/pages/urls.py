@@ -2,15 +2,42 @@
 from django.urls import path
 
 from platform_app.api.domains.caddy_ask import caddy_ask
-from platform_app.pages import domains, views
+from platform_app.pages import deployments, domains, env, identity, projects, teams, views
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("dashboard/login/", views.sign_in, name="login"),
-    path("dashboard/logout/", views.sign_out, name="logout"),
-    path("dashboard/", views.dashboard, name="dashboard"),
-    path("dashboard/<str:org_id>/", views.workspace_page, name="dashboard-workspace"),
-    path("dashboard/<str:org_id>/tokens/<str:token_id>/revoke", views.token_revoke, name="dashboard-token-revoke"),
+    # Account (platform_app/pages/identity.py)
+    path("dashboard/signup/", identity.sign_up, name="signup"),
+    path("dashboard/login/", identity.sign_in, name="login"),
+    path("dashboard/logout/", identity.sign_out, name="logout"),
+    path("dashboard/account/", identity.account, name="account"),
+    path("dashboard/account/mfa/", identity.mfa_enrol, name="mfa-enrol"),
+    path("dashboard/account/mfa/<str:factor_id>/remove", identity.mfa_remove, name="mfa-remove"),
+    path("dashboard/account/sessions/<str:session_id>/revoke", identity.session_revoke, name="session-revoke"),
+    path("invitations/<str:token>", teams.invitation_page, name="invitation"),
+    # Workspaces (teams.py)
+    path("dashboard/", teams.dashboard, name="dashboard"),
+    path("dashboard/<str:org_id>/", teams.workspace_page, name="dashboard-workspace"),
+    path("dashboard/<str:org_id>/settings/", teams.workspace_settings, name="workspace-settings"),
+    path("dashboard/<str:org_id>/members/<str:member_id>", teams.member_change, name="member-change"),
+    path("dashboard/<str:org_id>/tokens/", teams.tokens_page, name="workspace-tokens"),
+    path("dashboard/<str:org_id>/tokens/<str:token_id>/revoke", teams.token_revoke, name="dashboard-token-revoke"),
+    path("dashboard/<str:org_id>/audit/", teams.audit_page, name="workspace-audit"),
+    # Projects and deployments (projects.py, deployments.py, env.py)
+    path("dashboard/<str:org_id>/new/", projects.project_new, name="project-new"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/", projects.project_page, name="project"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/rollback", projects.project_rollback, name="project-rollback"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/settings/", projects.project_settings, name="project-settings"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/env/", env.env_page, name="project-env"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/env/<str:env_id>/delete", env.env_var_delete,
+         name="project-env-delete"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/environments/<str:environment_id>/delete",
+         env.environment_delete, name="project-environment-delete"),
+    path("dashboard/<str:org_id>/deployments/<str:deployment_id>/", deployments.deployment_page, name="deployment"),
+    path("dashboard/<str:org_id>/deployments/<str:deployment_id>/cancel", deployments.deployment_cancel,
+         name="deployment-cancel"),
+    path("dashboard/<str:org_id>/deployments/<str:deployment_id>/redeploy", deployments.deployment_redeploy,
+         name="deployment-redeploy"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/domains/", domains.domains_page, name="dashboard-domains"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/domains/<str:domain_id>/<str:action>", domains.domain_action,
          name="dashboard-domain-action"),

@@ -1,0 +1,57 @@
+"""A deployment's page: status, address, the build log (live over EventSource, resuming with Last-Event-ID),
+the events timeline and the doctor's findings; cancel and redeploy."""
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from platform_app.pages.base import client_ip, require, workspace_context
+from platform_app.services.deployments import deployments as services
+from platform_app.services.deployments.doctor import diagnose
+from platform_app.services.deployments.selectors import deployment_events, deployment_log_lines
+
+
+def _deployment_context(request, org_id, deployment_id) -> dict:
+    context = workspace_context(request, org_id)
+    deployment = services.deployment_get(workspace=context["workspace"], deployment_id=deployment_id)
+    context.update(deployment=deployment, project=deployment.project)
+    return context
+
+
+@login_required
+def deployment_page(request, org_id, deployment_id):
+    context = _deployment_context(request, org_id, deployment_id)
+    deployment = context["deployment"]
+    lines = deployment_log_lines(deployment=deployment)
+    context.update(
+        tab="deployments", lines=lines, last_seq=lines[-1].seq if lines else 0,
+        events=deployment_events(deployment=deployment),
+        findings=diagnose(deployment) if deployment.status == deployment.Status.ERROR else [],
+        queue_position=services.queue_position(deployment),
+        is_production=deployment.project.production_deployment_id == deployment.pk,
+        stream_url=f"/v1/orgs/{context['workspace'].pk}/deployments/{deployment.pk}/logs/stream",
+    )
+    return render(request, "platform_app/deployments/deployment.html", context)
+
+
+@login_required
+@require_POST
+def deployment_cancel(request, org_id, deployment_id):
+    context = _deployment_context(request, org_id, deployment_id)
+    require(context, "deploy")
+    services.deployment_cancel(workspace=context["workspace"], deployment_id=deployment_id, actor=request.user)
+    messages.success(request, "Deployment canceled.")
+    return redirect("deployment", org_id=context["workspace"].slug, deployment_id=deployment_id)
+
+
+@login_required
+@require_POST
+def deployment_redeploy(request, org_id, deployment_id):
+    """Build the same environment and branch again (new variables and settings apply)."""
+    context = _deployment_context(request, org_id, deployment_id)
+    require(context, "deploy")
+    old = context["deployment"]
+    new = services.deployment_trigger(project=old.project, env=old.env, branch=old.branch, trigger="manual",
+                                      actor=request.user, ip=client_ip(request))
+    messages.success(request, f"Redeploying {old.branch} to {old.env}.")
+    return redirect("deployment", org_id=context["workspace"].slug, deployment_id=new.pk)

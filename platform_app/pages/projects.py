@@ -1,0 +1,165 @@
+"""Project pages: new project (from a starter template or a Git URL, with the detected framework shown
+before it is created), the project's deployments, and its settings. Same services and roles as the API."""
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+
+from config.errors import ApplicationError
+from platform_app.pages.base import client_ip, form_error, project_context, require, workspace_context
+from platform_app.services.deployments import deployments as deployment_services
+from platform_app.services.deployments.listings import deployment_list_context
+from platform_app.services.deployments.selectors import project_deployments, rollback_candidates
+from platform_app.services.env.env import environment_names
+from platform_app.services.projects import projects as project_services
+from platform_app.services.projects.inspect import repository_detect
+from platform_app.services.projects.templates import templates_list
+
+
+class TemplateProjectForm(forms.Form):
+    name = forms.CharField(max_length=100, label="Project name")
+    template = forms.ChoiceField(choices=(), widget=forms.RadioSelect, label="Starter template")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["template"].choices = [(t["name"], f"{t['title']} ({t['framework']})") for t in templates_list()]
+
+
+class GitProjectForm(forms.Form):
+    git_url = forms.CharField(max_length=500, label="Git repository URL",
+                              help_text="An https URL, e.g. https://git.example.com/team/app.git")
+    branch = forms.CharField(max_length=200, required=False, label="Production branch",
+                             help_text="Empty = the repository's default branch.")
+    name = forms.CharField(max_length=100, required=False, label="Project name", help_text="Empty = from the URL.")
+    framework = forms.CharField(max_length=32, required=False, widget=forms.HiddenInput)
+
+
+def _first_deployment(request, project):
+    """Deploy a new project's production branch at once, as the big platforms do."""
+    deployment = deployment_services.deployment_trigger(project=project, env="production", branch=None,
+                                                        trigger="manual", actor=request.user, ip=client_ip(request))
+    messages.success(request, f"Project “{project.name}” created; its first deployment is on its way.")
+    return redirect("deployment", org_id=project.workspace.slug, deployment_id=deployment.pk)
+
+
+def _name_from_url(url: str) -> str:
+    tail = url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+    return tail[:100] or "project"
+
+
+@login_required
+def project_new(request, org_id):
+    """A starter template, or a Git URL: `inspect` shows the detection, `create` creates it."""
+    context = workspace_context(request, org_id)
+    action = request.POST.get("action")
+    template_form = TemplateProjectForm(request.POST if action == "template" else None, prefix="t")
+    git_form = GitProjectForm(request.POST if action in ("inspect", "git") else None, prefix="g")
+    detection = None
+    if request.method == "POST":
+        require(context, "admin")
+        workspace, ip = context["workspace"], client_ip(request)
+        form = template_form if action == "template" else git_form
+        if form.is_valid():
+            values = form.cleaned_data
+            try:
+                if action == "template":
+                    project = project_services.project_create_from_template(
+                        workspace=workspace, actor=request.user, name=values["name"], template=values["template"], ip=ip)
+                    return _first_deployment(request, project)
+                if action == "git":  # confirmed after `inspect` showed the detection
+                    framework = values["framework"] if values["framework"] != "unknown" else ""
+                    project = project_services.project_create_from_git(
+                        workspace=workspace, actor=request.user, name=values["name"] or _name_from_url(values["git_url"]),
+                        git_url=values["git_url"], production_branch=values["branch"] or None, ip=ip,
+                        framework=framework)
+                    return _first_deployment(request, project)
+                detection = repository_detect(user=request.user, url=values["git_url"], branch=values["branch"] or None)
+                git_form = GitProjectForm(prefix="g", initial={**values, "branch": detection["branch"],
+                                                               "framework": detection["framework"]})
+            except ApplicationError as exc:
+                form_error(form, exc)
+                detection = None
+    context.update(template_form=template_form, git_form=git_form, detection=detection, templates=templates_list())
+    return render(request, "platform_app/projects/new.html", context,
+                  status=400 if template_form.errors or git_form.errors else 200)
+
+
+class DeployForm(forms.Form):
+    env = forms.ChoiceField(choices=(), label="Environment")
+    branch = forms.CharField(max_length=200, required=False, label="Branch", help_text="Empty = production branch.")
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["env"].choices = [(name, name) for name in environment_names(project)]
+
+
+@login_required
+def project_page(request, org_id, project_id):
+    """Production address, the deployments (status, environment, branch, commit, who, duration, queue
+    position) with redeploy, rollback and cancel, and a deploy form; POST deploys."""
+    context = project_context(request, org_id, project_id)
+    project = context["project"]
+    form = DeployForm(request.POST or None, project=project, initial={"env": "production"})
+    if request.method == "POST":
+        require(context, "deploy")
+        if form.is_valid():
+            try:
+                deployment = deployment_services.deployment_trigger(
+                    project=project, env=form.cleaned_data["env"], branch=form.cleaned_data["branch"] or None,
+                    trigger="manual", actor=request.user, ip=client_ip(request))
+            except ApplicationError as exc:
+                form_error(form, exc)
+            else:
+                return redirect("deployment", org_id=context["workspace"].slug, deployment_id=deployment.pk)
+    deployments = project_deployments(project=project)
+    extra = deployment_list_context(deployments=deployments)
+    for d in deployments:
+        d.queue_position, d.needs_redeploy = extra["queue_positions"][d.pk], extra["redeploy_flags"][d.pk]
+    context.update(tab="deployments", form=form, deployments=deployments, rollback_to=rollback_candidates(project=project))
+    return render(request, "platform_app/projects/project.html", context, status=400 if form.errors else 200)
+
+
+@login_required
+def project_rollback(request, org_id, project_id):
+    context = project_context(request, org_id, project_id)
+    require(context, "deploy")
+    if request.method != "POST":
+        return redirect("project", org_id=org_id, project_id=project_id)
+    target = deployment_services.deployment_rollback(project=context["project"],
+                                                     deployment_id=request.POST.get("deployment") or None,
+                                                     actor=request.user, ip=client_ip(request))
+    messages.success(request, f"Production now serves {target.pk} ({target.commit_sha[:7] or target.branch}).")
+    return redirect("project", org_id=context["workspace"].slug, project_id=context["project"].slug)
+
+
+class SettingsForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    production_branch = forms.CharField(max_length=200)
+    framework = forms.CharField(max_length=32, required=False, help_text="Empty = detected at each build.")
+    install_command = forms.CharField(max_length=500, required=False)
+    build_command = forms.CharField(max_length=500, required=False)
+    output_directory = forms.CharField(max_length=200, required=False)
+    start_command = forms.CharField(max_length=500, required=False)
+    root_directory = forms.CharField(max_length=200, required=False)
+    auto_deploy = forms.BooleanField(required=False, label="Deploy every push")
+
+
+@login_required
+def project_settings(request, org_id, project_id):
+    context = project_context(request, org_id, project_id)
+    project = context["project"]
+    initial = {name: getattr(project, name) for name in SettingsForm.base_fields}
+    form = SettingsForm(request.POST or None, initial=initial)
+    if request.method == "POST":
+        require(context, "admin")
+        if form.is_valid():
+            try:
+                project_services.project_update(project=project, actor=request.user, ip=client_ip(request),
+                                                **form.cleaned_data)
+            except ApplicationError as exc:
+                form_error(form, exc)
+            else:
+                messages.success(request, "Settings saved; they apply from the next deployment.")
+                return redirect("project-settings", org_id=context["workspace"].slug, project_id=project.slug)
+    context.update(tab="settings", form=form)
+    return render(request, "platform_app/projects/settings.html", context, status=400 if form.errors else 200)

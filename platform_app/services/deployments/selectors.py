@@ -1,0 +1,39 @@
+"""Reads the dashboard shows about projects and deployments (one query per list, no N+1)."""
+from django.db.models import OuterRef, Subquery
+
+from platform_app.models import Deployment, DeploymentEvent, DoctorReport, LogLine, Project
+
+
+def projects_with_last_deployment(*, workspace) -> list[Project]:
+    """The workspace's projects by name, each with `last_deployment` (or None); two queries."""
+    latest = Deployment.objects.filter(project=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
+    projects = list(Project.objects.filter(workspace=workspace).annotate(last_id=Subquery(latest)).order_by("name"))
+    found = Deployment.objects.in_bulk([p.last_id for p in projects if p.last_id])
+    for project in projects:
+        project.last_deployment = found.get(project.last_id)
+    return projects
+
+
+def project_deployments(*, project, limit: int = 50) -> list[Deployment]:
+    """The project's newest deployments, with who started each."""
+    return list(Deployment.objects.filter(project=project).select_related("project", "created_by")
+                .order_by("-created_at", "-pk")[:limit])
+
+
+def deployment_events(*, deployment) -> list[DeploymentEvent]:
+    return list(DeploymentEvent.objects.filter(deployment=deployment).order_by("created_at", "pk"))
+
+
+def deployment_log_lines(*, deployment, limit: int = 2000) -> list[LogLine]:
+    """The first `limit` stored lines (what a page shows before the live stream takes over)."""
+    return list(LogLine.objects.filter(deployment=deployment).order_by("seq")[:limit])
+
+
+def latest_doctor_report(*, deployment) -> DoctorReport | None:
+    return DoctorReport.objects.filter(deployment=deployment).order_by("-created_at").first()
+
+
+def rollback_candidates(*, project) -> set[str]:
+    """Ids of the project's ready deployments production could be rolled back to."""
+    return set(Deployment.objects.filter(project=project, status=Deployment.Status.READY)
+               .exclude(pk=project.production_deployment_id).values_list("pk", flat=True))

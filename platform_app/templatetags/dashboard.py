@@ -1,0 +1,38 @@
+"""Template filters of the dashboard: addresses (from the one address builder), short commits, durations."""
+from django import template
+from django.utils import timezone
+
+from platform_app.services.projects import addresses
+
+register = template.Library()
+
+
+@register.filter
+def project_url(project) -> str:
+    return addresses.project_url(project)
+
+
+@register.filter
+def deployment_url(deployment) -> str:
+    return addresses.deployment_url(deployment)
+
+
+@register.filter
+def short_sha(sha) -> str:
+    return (sha or "")[:7]
+
+
+@register.filter
+def duration(deployment) -> str:
+    """How long the build took (or has been running): `1m 05s`, `42s`; empty before it started."""
+    start = deployment.started_at
+    if start is None:
+        return ""
+    seconds = int(((deployment.finished_at or timezone.now()) - start).total_seconds())
+    return f"{seconds // 60}m {seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+@register.filter
+def host(url: str) -> str:
+    """An address without its scheme and trailing slash, for display."""
+    return url.split("://", 1)[-1].rstrip("/")
