@@ -8,6 +8,7 @@ from django.apps import apps
 from django.utils import timezone
 
 from platform_app.models import AgentNode, Deployment, DeployHook, DoctorReport, Environment, EnvVar, SecretFinding
+from platform_app.models import Domain
 from platform_app.services.identity.auth import session_start
 from platform_app.services.env.crypto import encrypt
 from platform_app.services.identity.keys import sha256_hex
@@ -54,6 +55,7 @@ def world_build() -> World:
     group = ProjectGroupFactory(workspace=acme, slug="front")
     token = ApiTokenFactory(user=alice, workspace=acme)
     node = AgentNode.objects.create(workspace=acme, name="node-1", token_hash=sha256_hex("agent-route-access"))
+    domain = Domain.objects.create(project=project, name="www.example.com", verification_token="0" * 32)
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
     device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
     alice_session = session_start(user=alice)
@@ -76,6 +78,7 @@ def world_build() -> World:
         "slug": group.slug, "token_id": token.pk, "member_id": bob.pk, "node_id": node.pk, "provider": "git-a",
         "factor_id": f"totp_{device.pk}", "session_id": alice_session.session.pk, "token": INVITATION_TOKEN,
         "secret": HOOK_SECRET, "record_id": record.pk,
+        "domain_id": domain.pk,
         "/api/warehouses/{slug} slug": facility.slug,
         "/api/quotes/{reference} reference": quote.reference,
         "/api/bookings/{reference} reference": booking.reference,
