@@ -1,0 +1,182 @@
+"""Project pages: new project (template, Git URL with detection), deployments (deploy, redeploy, rollback,
+cancel), the deployment page, settings, environment variables. Viewers see no button that would fail and
+their POSTs are 403."""
+import pytest
+
+from platform_app.models import Deployment, EnvVar, Environment, Project
+from platform_app.services.env.env import value_of
+from tests.platform_app.deployments.factories import DeploymentFactory, LogLineFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def built(owner, django_capture_on_commit_callbacks):
+    """A project created from the static template on the page; its first build ran (eager Celery)."""
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = owner.post("/dashboard/acme/new/", {"action": "template", "t-name": "Blog", "t-template": "static-site"})
+    assert resp.status_code == 302
+    project = Project.objects.get(slug="blog")
+    deployment = project.deployments.get()
+    assert resp["Location"] == f"/dashboard/acme/deployments/{deployment.pk}/"
+    deployment.refresh_from_db()
+    assert deployment.status == "ready", deployment.error_message
+    return project
+
+
+def test_new_project_page_lists_templates_with_their_framework(owner):
+    page = owner.get("/dashboard/acme/new/").content.decode()
+    assert "Static site (static)" in page and "Create and deploy" in page
+
+
+def test_new_project_from_template_deploys_and_the_page_shows_it(owner, built):
+    project = Project.objects.get(pk=built.pk)
+    deployment = project.deployments.get()
+    assert project.production_deployment_id == deployment.pk and project.template == "static-site"
+    page = owner.get(f"/dashboard/acme/deployments/{deployment.pk}/").content.decode()
+    assert 'class="badge badge-ready"' in page and "Deployment ready." in page
+    assert "blog.localhost" in page and "/logs/stream" in page and "deployment-log.js" in page
+    assert project.git_url not in page
+
+
+def test_new_project_bad_input_creates_nothing(owner):
+    resp = owner.post("/dashboard/acme/new/", {"action": "template", "t-name": "", "t-template": "static-site"})
+    assert resp.status_code == 400
+    resp = owner.post("/dashboard/acme/new/", {"action": "template", "t-name": "X", "t-template": "cobol"})
+    assert resp.status_code == 400
+    resp = owner.post("/dashboard/acme/new/", {"action": "inspect", "g-git_url": "file:///etc"})
+    assert resp.status_code == 400 and b"Detected" not in resp.content
+    assert not Project.objects.exists()
+
+
+def test_git_url_shows_the_detected_framework_before_creating(owner, make_repo, django_capture_on_commit_callbacks):
+    url = make_repo({"package.json": '{"name": "web", "scripts": {"build": "node build.js"}}', "build.js": ""})
+    resp = owner.post("/dashboard/acme/new/", {"action": "inspect", "g-git_url": url})
+    assert resp.status_code == 200
+    assert b"Detected: node" in resp.content and b'value="git"' in resp.content
+    assert not Project.objects.exists()
+    with django_capture_on_commit_callbacks(execute=False):
+        resp = owner.post("/dashboard/acme/new/", {"action": "git", "g-git_url": url, "g-branch": "main",
+                                                   "g-name": "Web", "g-framework": "node"})
+    assert resp.status_code == 302
+    project = Project.objects.get()
+    assert project.name == "Web" and project.framework == "node" and project.deployments.count() == 1
+
+
+def test_project_page_deploy_redeploy_rollback(owner, built, django_capture_on_commit_callbacks):
+    first = built.deployments.get()
+    page = owner.get("/dashboard/acme/projects/blog/").content.decode()
+    assert "Redeploy" in page and "Roll back to this" not in page  # the only ready build is production
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = owner.post(f"/dashboard/acme/deployments/{first.pk}/redeploy")
+    second = Deployment.objects.exclude(pk=first.pk).get()
+    assert resp["Location"] == f"/dashboard/acme/deployments/{second.pk}/"
+    assert second.env == "production" and second.status == "ready"
+    built.refresh_from_db()
+    assert built.production_deployment_id == second.pk
+    assert "Roll back to this" in owner.get("/dashboard/acme/projects/blog/").content.decode()
+    assert owner.post("/dashboard/acme/projects/blog/rollback", {"deployment": first.pk}).status_code == 302
+    built.refresh_from_db()
+    assert built.production_deployment_id == first.pk
+    assert owner.post("/dashboard/acme/projects/blog/rollback", {"deployment": "dpl_nope"}).status_code == 404
+
+
+def test_deploy_form_and_its_bad_input(owner, built, django_capture_on_commit_callbacks):
+    resp = owner.post("/dashboard/acme/projects/blog/", {"env": "staging", "branch": ""})
+    assert resp.status_code == 400  # not one of the environments
+    with django_capture_on_commit_callbacks(execute=False):
+        resp = owner.post("/dashboard/acme/projects/blog/", {"env": "preview", "branch": "main"})
+    assert resp.status_code == 302
+    queued = Deployment.objects.get(status="queued")
+    assert queued.env == "preview"
+    page = owner.get("/dashboard/acme/projects/blog/").content.decode()
+    assert "#1 in queue" in page and "Cancel" in page
+    assert owner.post(f"/dashboard/acme/deployments/{queued.pk}/cancel").status_code == 302
+    queued.refresh_from_db()
+    assert queued.status == "canceled"
+    assert owner.post(f"/dashboard/acme/deployments/{queued.pk}/cancel").status_code == 409
+
+
+def test_viewer_sees_no_deploy_buttons_and_posts_are_403(viewer, project):
+    ready = DeploymentFactory(project=project, status="ready")
+    DeploymentFactory(project=project, status="ready")
+    page = viewer.get("/dashboard/acme/projects/site/").content.decode()
+    assert "Redeploy" not in page and "Roll back" not in page and ">Deploy<" not in page
+    assert "Redeploy" not in viewer.get(f"/dashboard/acme/deployments/{ready.pk}/").content.decode()
+    assert viewer.post("/dashboard/acme/projects/site/", {"env": "production"}).status_code == 403
+    assert viewer.post(f"/dashboard/acme/deployments/{ready.pk}/redeploy").status_code == 403
+    assert viewer.post("/dashboard/acme/projects/site/rollback", {"deployment": ready.pk}).status_code == 403
+    assert viewer.post("/dashboard/acme/projects/site/settings/", {"name": "x"}).status_code == 403
+    assert Deployment.objects.count() == 2
+
+
+def test_failed_deployment_shows_the_doctors_fix(owner, project):
+    failed = DeploymentFactory(project=project, status="error", error_message="build failed")
+    LogLineFactory(deployment=failed, seq=1, text="ModuleNotFoundError: No module named 'flask'")
+    page = owner.get(f"/dashboard/acme/deployments/{failed.pk}/").content.decode()
+    assert "Python module flask is not installed" in page and "requirements.txt" in page
+
+
+def test_settings_save_and_refuse_bad_input(owner, project):
+    data = {"name": "Site", "production_branch": "main", "framework": "", "root_directory": "web", "auto_deploy": "on"}
+    assert owner.post("/dashboard/acme/projects/site/settings/", data).status_code == 302
+    project.refresh_from_db()
+    assert project.root_directory == "web"
+    bad = owner.post("/dashboard/acme/projects/site/settings/", {**data, "root_directory": "../etc"})
+    assert bad.status_code == 400 and b"relative path" in bad.content
+    bad = owner.post("/dashboard/acme/projects/site/settings/", {**data, "framework": "cobol"})
+    assert bad.status_code == 400
+    project.refresh_from_db()
+    assert project.root_directory == "web" and project.framework == ""
+
+
+def test_env_vars_add_mask_reveal_import_delete(owner, project):
+    resp = owner.post("/dashboard/acme/projects/site/env/", {
+        "action": "add", "v-key": "API_KEY", "v-value": "s3cr3t-value", "v-type": "secret", "v-targets": ["production"]})
+    assert resp.status_code == 302
+    var = EnvVar.objects.get(key="API_KEY")
+    assert value_of(var) == "s3cr3t-value" and var.targets == ["production"]
+    page = owner.get("/dashboard/acme/projects/site/env/").content.decode()
+    assert "API_KEY" in page and "s3cr3t-value" not in page
+    revealed = owner.post("/dashboard/acme/projects/site/env/", {"action": "reveal"}).content.decode()
+    assert "s3cr3t-value" in revealed
+    assert project.workspace.audit_events.filter(action="env_var.revealed").exists()
+
+    resp = owner.post("/dashboard/acme/projects/site/env/", {
+        "action": "import", "i-dotenv": "A=1\nB=two\n", "i-type": "plain", "i-targets": ["preview"]})
+    assert resp.status_code == 302
+    assert sorted(EnvVar.objects.values_list("key", flat=True)) == ["A", "API_KEY", "B"]
+    assert owner.post(f"/dashboard/acme/projects/site/env/{var.pk}/delete").status_code == 302
+    assert not EnvVar.objects.filter(pk=var.pk).exists()
+
+
+@pytest.mark.parametrize("data", [
+    {"action": "add", "v-key": "1BAD", "v-value": "x", "v-type": "plain", "v-targets": ["production"]},
+    {"action": "add", "v-key": "OK", "v-value": "x", "v-type": "plain", "v-targets": ["nowhere"]},
+    {"action": "add", "v-key": "OK", "v-value": "x", "v-type": "plain"},
+    {"action": "import", "i-dotenv": "1X=2", "i-type": "plain", "i-targets": ["preview"]},
+    {"action": "environment", "e-name": "Not Valid"},
+])
+def test_env_bad_input_is_400_and_changes_nothing(owner, project, data):
+    resp = owner.post("/dashboard/acme/projects/site/env/", data)
+    assert resp.status_code == 400
+    assert not EnvVar.objects.exists() and not Environment.objects.filter(builtin=False).exists()
+
+
+def test_environments_create_and_delete(owner, project):
+    assert owner.post("/dashboard/acme/projects/site/env/", {"action": "environment", "e-name": "staging",
+                                                             "e-branch_pattern": "release/*"}).status_code == 302
+    env = Environment.objects.get(name="staging")
+    assert env.branch_pattern == "release/*"
+    assert owner.post(f"/dashboard/acme/projects/site/environments/{env.pk}/delete").status_code == 302
+    assert not Environment.objects.filter(pk=env.pk).exists()
+
+
+def test_env_page_by_role(developer, viewer, project):
+    assert b"Add variable" in developer.get("/dashboard/acme/projects/site/env/").content
+    page = viewer.get("/dashboard/acme/projects/site/env/").content
+    assert b"Add variable" not in page and b"cannot read environment variables" in page
+    assert viewer.post("/dashboard/acme/projects/site/env/", {"action": "reveal"}).status_code == 403
+    assert viewer.post("/dashboard/acme/projects/site/env/", {
+        "action": "add", "v-key": "X", "v-value": "1", "v-type": "plain", "v-targets": ["production"]}).status_code == 403
+    assert not EnvVar.objects.exists()
