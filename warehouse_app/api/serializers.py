@@ -2,17 +2,22 @@
 from rest_framework import serializers
 
 from warehouse_app.models import Booking, Facility, Movement, Quote, ShortlistEntry, SupportTicket
+from warehouse_app.services.naming import facility_display_name
 
 
 class FacilitySerializer(serializers.ModelSerializer):
     type = serializers.CharField(source="type_code")
+    display_name = serializers.SerializerMethodField(help_text="`name`, or type, footprint and place when the data has none")
     osm_way_id = serializers.SerializerMethodField()
     osm_url = serializers.SerializerMethodField()
 
     class Meta:
         model = Facility
-        fields = ("slug", "name", "osm_way_id", "osm_url", "type", "region", "country", "city", "operator",
-                  "floor_area_m2", "lat", "lon", "status")
+        fields = ("slug", "name", "display_name", "osm_way_id", "osm_url", "type", "region", "country", "city",
+                  "operator", "floor_area_m2", "lat", "lon", "status")
+
+    def get_display_name(self, obj) -> str:
+        return facility_display_name(obj)
 
     def get_osm_way_id(self, obj) -> int | None:
         return obj.osm_id if obj.osm_type == "way" else None
@@ -33,10 +38,14 @@ class FacilityDetailSerializer(FacilitySerializer):
 
 class FacilityBriefSerializer(serializers.ModelSerializer):
     type = serializers.CharField(source="type_code")
+    display_name = serializers.SerializerMethodField()
 
     class Meta:
         model = Facility
-        fields = ("slug", "name", "type", "city", "region", "country", "floor_area_m2", "status")
+        fields = ("slug", "name", "display_name", "type", "city", "region", "country", "floor_area_m2", "status")
+
+    def get_display_name(self, obj) -> str:
+        return facility_display_name(obj)
 
 
 class QuoteSerializer(serializers.ModelSerializer):

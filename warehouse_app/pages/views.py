@@ -1,13 +1,14 @@
-"""Public directory pages (server-rendered, no JavaScript needed)."""
-import math
+"""Public directory pages (server-rendered, no JavaScript needed): home, search, region map, facility."""
 from urllib.parse import urlencode
 
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
 
-from warehouse_app.models import Facility
-from warehouse_app.services import directory
+from config.errors import NotFound
+from warehouse_app.pages.forms import QuoteForm
+from warehouse_app.pages.maps import outline_svg_path, region_map
+from warehouse_app.services import directory, selectors
 
 
 def _page(request, queryset, per_page=25):
@@ -16,51 +17,38 @@ def _page(request, queryset, per_page=25):
 
 def home(request):
     return render(request, "warehouse_app/home.html", {
-        "regions": directory.regions(), "types": directory.facility_types(),
+        "section": "directory", "regions": directory.regions(), "types": directory.facility_types(),
         "total": directory.active().count(), "cities": directory.cities()[:30],
     })
 
 
 def search(request, **fixed):
-    """The search form and browsing by region / city / type / operator share one view."""
+    """The search form and browsing by region / city / type / operator share one view; a region page also
+    draws the outlines of all its facilities together."""
     params = request.GET.copy()
     for key, value in fixed.items():
         params[key] = value
     queryset, unapplied = directory.facilities_search(params)
     page = _page(request, queryset)
     query = {k: v for k, v in params.items() if k != "page" and k not in fixed}
-    return render(request, "warehouse_app/search.html", {
-        "page": page, "unapplied": unapplied, "params": params, "fixed": fixed, "query": urlencode(query),
+    context = {
+        "section": "search" if not fixed else "directory", "page": page, "unapplied": unapplied, "params": params, "fixed": fixed, "query": urlencode(query),
         "types": directory.facility_types(), "regions": directory.regions(),
-    })
-
-
-def outline_svg_path(outline: dict, size: int = 320, pad: int = 10) -> tuple[str, int, int]:
-    """An SVG path of a GeoJSON (Multi)Polygon, in a local projection scaled to the box."""
-    polygons = outline.get("coordinates", [])
-    if outline.get("type") == "Polygon":
-        polygons = [polygons]
-    points = [pt for poly in polygons for ring in poly for pt in ring]
-    if not points:
-        return "", size, size
-    lat0 = sum(p[1] for p in points) / len(points)
-    kx = math.cos(math.radians(lat0))
-    xs, ys = [p[0] * kx for p in points], [p[1] for p in points]
-    span = max(max(xs) - min(xs), max(ys) - min(ys)) or 1e-9
-    scale = (size - 2 * pad) / span
-    width = round((max(xs) - min(xs)) * scale + 2 * pad)
-    height = round((max(ys) - min(ys)) * scale + 2 * pad)
-
-    def xy(p):
-        return f"{(p[0] * kx - min(xs)) * scale + pad:.1f},{(max(ys) - p[1]) * scale + pad:.1f}"
-
-    d = " ".join("M" + " L".join(xy(p) for p in ring) + " Z" for poly in polygons for ring in poly)
-    return d, width, height
+    }
+    if "region" in fixed:
+        facilities = selectors.region_outlines(region=fixed["region"])
+        context["map"] = region_map(facilities)
+        context["map_limited"] = len(facilities) >= selectors.REGION_MAP_LIMIT
+    return render(request, "warehouse_app/search.html", context)
 
 
 def facility(request, slug):
-    obj = Facility.objects.filter(slug=slug).first()
-    if obj is None:
+    try:
+        obj = selectors.facility_by_slug(slug=slug)
+    except NotFound:
         raise Http404
     path, width, height = outline_svg_path(obj.outline)
-    return render(request, "warehouse_app/facility.html", {"f": obj, "svg_path": path, "svg_w": width, "svg_h": height})
+    return render(request, "warehouse_app/facility.html", {
+        "section": "directory", "f": obj, "svg_path": path, "svg_w": width, "svg_h": height, "quote_form": QuoteForm(),
+        "shortlisted": selectors.is_shortlisted(user=request.user, facility=obj),
+    })
