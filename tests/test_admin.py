@@ -15,6 +15,7 @@ from tests import factories as base
 from tests.otp_app import factories as otp_factories
 from tests.platform_app.agents import factories as agents
 from tests.platform_app.deployments import factories as deploy
+from tests.platform_app.domains import factories as domains
 from tests.platform_app.env import factories as env
 from tests.platform_app.identity import factories as identity
 from tests.platform_app.projects import factories as projects
@@ -45,6 +46,7 @@ FACTORIES = {
     platform.Environment: env.EnvironmentFactory, platform.EnvVar: env.EnvVarFactory,
     platform.EnvVarSlot: env.EnvVarSlotFactory, platform.SecretFinding: env.SecretFindingFactory,
     platform.PreviewProtection: env.PreviewProtectionFactory,
+    platform.Domain: domains.DomainFactory,
     otp.ApiKey: otp_factories.ApiKeyFactory, otp.OtpRecord: otp_factories.OtpRecordFactory,
     otp.Delivery: otp_factories.DeliveryFactory, otp.IdempotencyKey: otp_factories.IdempotencyKeyFactory,
     otp.Balance: otp_factories.BalanceFactory, otp.Charge: otp_factories.ChargeFactory,
