@@ -7,7 +7,8 @@ from datetime import date, timedelta
 from django.apps import apps
 from django.utils import timezone
 
-from platform_app.models import AgentNode, Deployment, DeployHook, DoctorReport, Environment, EnvVar, SecretFinding
+from platform_app.models import (AgentNode, AlertRule, CronJob, Deployment, DeployHook, DoctorReport, Environment,
+                                 EnvVar, LogDrain, SecretFinding)
 from platform_app.models import Domain
 from platform_app.services.identity.auth import session_start
 from platform_app.services.env.crypto import encrypt
@@ -55,6 +56,13 @@ def world_build() -> World:
     group = ProjectGroupFactory(workspace=acme, slug="front")
     token = ApiTokenFactory(user=alice, workspace=acme)
     node = AgentNode.objects.create(workspace=acme, name="node-1", token_hash=sha256_hex("agent-route-access"))
+    cron_job = CronJob.objects.create(project=project, schedule="*/5 * * * *", path="/api/cron",
+                                      secret_encrypted=encrypt("cron-secret"))
+    drain = LogDrain.objects.create(project=project, url="https://logs.example.com/in", sources=["build"],
+                                    secret_encrypted=encrypt("drain-secret"))
+    alert_rule = AlertRule.objects.create(project=project, name="failures", metric="deployment_failed", threshold=1,
+                                          channels=[{"type": "email", "to": ["ops@example.com"]}],
+                                          secret_encrypted=encrypt("alert-secret"))
     domain = Domain.objects.create(project=project, name="www.example.com", verification_token="0" * 32)
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
     device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
@@ -78,6 +86,8 @@ def world_build() -> World:
         "slug": group.slug, "token_id": token.pk, "member_id": bob.pk, "node_id": node.pk, "provider": "git-a",
         "factor_id": f"totp_{device.pk}", "session_id": alice_session.session.pk, "token": INVITATION_TOKEN,
         "secret": HOOK_SECRET, "record_id": record.pk,
+        "cron_id": cron_job.pk, "drain_id": drain.pk,
+        "/v1/orgs/{org_id}/projects/{project_id}/alerts/{rule_id} rule_id": alert_rule.pk,
         "domain_id": domain.pk,
         "/api/warehouses/{slug} slug": facility.slug,
         "/api/quotes/{reference} reference": quote.reference,

@@ -66,7 +66,12 @@ PUBLIC = {
 }
 
 # Secured operations this module cannot drive generically. Keep it short; each entry says why.
-EXCLUDED: set[str] = set()
+EXCLUDED: set[str] = {
+    # Not a user route: only the platform's INTERNAL_API_TOKEN opens it (scheme `internalToken`), user and API
+    # tokens are 401 by design, so the member/scope checks here do not apply. Its own tests
+    # (tests/platform_app/automation/test_alerts.py) check no credentials, a user JWT and an API token: 401.
+    "POST /v1/internal/alerts/{rule_id}/fire",
+}
 
 SECURED = [(s, m, p, op) for s, m, p, op in OPERATIONS if not is_public(op) and f"{m} {p}" not in EXCLUDED]
 IN_ORG = [(s, m, p, op) for s, m, p, op in SECURED if p.startswith("/v1/orgs/{org_id}")]
