@@ -7,10 +7,11 @@ from config.errors import Unauthenticated
 from config.inputs import InputSerializer, query_int, validated
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.api.deployments.deployments import DeploymentSerializer
-from platform_app.models import AgentNode, Instance, RuntimeLogLine
+from platform_app.models import AgentNode, Instance
 from platform_app.services.agents import agents
 from platform_app.services.deployments.deployments import deployment_get
 from platform_app.services.deployments.listings import nodes_list, nodes_running_counts
+from platform_app.services.agents.selectors import runtime_log_tail
 
 
 class NodeSerializer(serializers.ModelSerializer):
@@ -127,10 +128,7 @@ class RuntimeLogsView(PlatformView):
     def get(self, request, org_id, project_id):
         project = self.project(project_id)
         count = query_int(request, "lines", default=100, maximum=1000)
-        qs = RuntimeLogLine.objects.filter(deployment__project=project)
-        if request.query_params.get("deploymentId"):
-            qs = qs.filter(deployment_id=request.query_params["deploymentId"])
-        rows = list(qs.order_by("-pk")[:count])[::-1]
+        rows = runtime_log_tail(project=project, deployment_id=request.query_params.get("deploymentId"), count=count)
         return Response({"lines": [{"deployment_id": r.deployment_id, "instance_id": r.instance_id, "text": r.text,
                                     "at": r.created_at} for r in rows]})
 

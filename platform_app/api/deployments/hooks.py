@@ -6,10 +6,11 @@ from rest_framework.response import Response
 from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, endpoint, field_with_schema, idempotency_key
 from platform_app.api.deployments.deployments import DeploymentSerializer
-from platform_app.models import DeployHook, Project
+from platform_app.models import DeployHook
 from platform_app.services.deployments import hooks
 from platform_app.services.deployments.deployments import deployment_rollback
 from platform_app.services.projects.addresses import project_url
+from platform_app.services.projects.selectors import projects_serving_static
 
 
 class RollbackInput(InputSerializer):
@@ -73,11 +74,9 @@ class StaticSitesView(PlatformView):
     @endpoint(scope="read", summary="Projects whose production deployment is a static site",
               response=inline_serializer("StaticSites", {"items": serializers.ListField(child=serializers.DictField())}))
     def get(self, request, org_id):
-        rows = (Project.objects.filter(workspace=self.workspace, production_deployment__status="ready")
-                .select_related("production_deployment"))
         items = [{"project_id": p.pk, "name": p.name, "url": project_url(p),
                   "deployment_id": p.production_deployment_id, "framework": p.production_deployment.framework}
-                 for p in rows if not (p.production_deployment.snapshot or {}).get("start")]
+                 for p in projects_serving_static(workspace=self.workspace)]
         return Response({"items": items, "next_cursor": None})
 
 

@@ -9,6 +9,7 @@ from platform_app.api.base import PlatformView, cursor_page, endpoint, field_wit
 from platform_app.models import Environment, EnvVar, SecretFinding
 from platform_app.services.env import env as env_services
 from platform_app.services.env import secret_scan
+from platform_app.services.env.selectors import secret_findings_open
 
 
 
@@ -217,7 +218,7 @@ class FindingImportInput(InputSerializer):
 class SecretFindingListView(PlatformView):
     @endpoint(scope="read", response=SecretFindingSerializer(many=True), summary="Committed secrets found by builds")
     def get(self, request, org_id, project_id):
-        qs = SecretFinding.objects.filter(project=self.project(project_id), ignored_at__isnull=True)
+        qs = secret_findings_open(project=self.project(project_id))
         return cursor_page(request, qs, SecretFindingSerializer, order_field="last_seen_at")
 
 

@@ -14,6 +14,7 @@ from platform_app.services.identity import auth as auth_services
 from platform_app.services.identity.keys import token_issue
 from platform_app.services.identity.mfa import sign_in_second_factor
 from platform_app.services.teams.workspaces import workspaces_of
+from platform_app.services.identity.selectors import auth_sessions_of
 
 
 # Sign-up / sign-in / refresh / sign-out ----------------------------------------------
@@ -145,7 +146,7 @@ class SessionListView(PlatformView):
     @endpoint(scope="read", response=SessionSerializer(many=True), summary="Your sign-in sessions")
     def get(self, request):
         current = self.actor.session.pk if self.actor and self.actor.session is not None else None
-        qs = AuthSession.objects.filter(user=request.user)
+        qs = auth_sessions_of(user=request.user)
         return cursor_page(request, qs, SessionSerializer, context={"current_session_id": current})
 
 

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.services.identity import mfa
+from platform_app.services.identity.selectors import totp_factors_of
 
 
 class FactorSerializer(serializers.ModelSerializer):
@@ -36,7 +37,7 @@ class ConfirmInput(InputSerializer):
 class FactorListView(PlatformView):
     @endpoint(scope="read", response=FactorSerializer(many=True), summary="List MFA factors")
     def get(self, request):
-        rows = TOTPDevice.objects.filter(user=request.user).order_by("pk")
+        rows = totp_factors_of(user=request.user)
         return Response({"items": FactorSerializer(rows, many=True).data, "next_cursor": None})
 
 

@@ -8,10 +8,10 @@ from config.errors import NotFound
 from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.api.identity.serializers import ApiTokenCreatedSerializer, ApiTokenSerializer
-from platform_app.models import ApiToken
 from platform_app.services.identity import tokens as token_services
 from platform_app.services.identity.scopes import ALL_SCOPES
 from platform_app.services.teams.workspaces import workspace_for_member
+from platform_app.services.identity.selectors import api_tokens_active
 
 
 def _up_to(n: int) -> str:
@@ -74,7 +74,7 @@ def _create(view, request, workspace):
 class UserTokenListView(PlatformView):
     @endpoint(scope="read", response=ApiTokenSerializer(many=True), summary="Your API tokens (metadata only)")
     def get(self, request):
-        return cursor_page(request, ApiToken.objects.filter(user=request.user, revoked_at__isnull=True),
+        return cursor_page(request, api_tokens_active(user=request.user),
                            ApiTokenSerializer)
 
     @endpoint(scope="admin", status=201, request=TokenCreateInput, response=ApiTokenCreatedSerializer, errors=(404,),
@@ -94,7 +94,7 @@ class UserTokenDetailView(PlatformView):
 class WorkspaceTokenListView(PlatformView):
     @endpoint(scope="admin", response=ApiTokenSerializer(many=True), summary="Tokens bound to this workspace")
     def get(self, request, org_id):
-        return cursor_page(request, ApiToken.objects.filter(workspace=self.workspace, revoked_at__isnull=True),
+        return cursor_page(request, api_tokens_active(workspace=self.workspace),
                            ApiTokenSerializer)
 
     @endpoint(scope="admin", status=201, request=WorkspaceTokenCreateInput, response=ApiTokenCreatedSerializer,

@@ -10,6 +10,7 @@ from platform_app.services.projects import project_groups as group_services
 from platform_app.services.projects import projects as project_services
 from platform_app.services.providers.git_urls import public_git_url
 from platform_app.services.projects.templates import templates_list
+from platform_app.services.projects.selectors import project_groups_in, projects_in
 
 
 # Serializers -----------------------------------------------------------------------
@@ -141,9 +142,7 @@ class TemplateSerializer(serializers.Serializer):
 class ProjectListView(PlatformView):
     @endpoint(scope="read", response=ProjectSerializer(many=True), summary="Projects of the workspace")
     def get(self, request, org_id):
-        qs = Project.objects.filter(workspace=self.workspace)
-        if request.query_params.get("groupId"):
-            qs = qs.filter(group_id=request.query_params["groupId"])
+        qs = projects_in(workspace=self.workspace, group_id=request.query_params.get("groupId"))
         return cursor_page(request, qs, ProjectSerializer)
 
     @endpoint(scope="admin", status=201, request=ProjectCreateInput, response=ProjectSerializer,
@@ -212,7 +211,7 @@ class ProjectAutoDeployStatusView(PlatformView):
 class ProjectGroupListView(PlatformView):
     @endpoint(scope="read", response=ProjectGroupSerializer(many=True), summary="Project groups")
     def get(self, request, org_id):
-        return cursor_page(request, ProjectGroup.objects.filter(workspace=self.workspace), ProjectGroupSerializer)
+        return cursor_page(request, project_groups_in(workspace=self.workspace), ProjectGroupSerializer)
 
     @endpoint(scope="admin", status=201, request=ProjectGroupCreateInput, response=ProjectGroupSerializer,
               summary="Create a project group")

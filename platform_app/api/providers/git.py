@@ -14,6 +14,7 @@ from platform_app.services.identity.oauth_state import state_consume, state_star
 from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
 from platform_app.services.identity.social import identity_link
 from platform_app.services.teams.workspaces import workspace_for_member
+from platform_app.services.providers.selectors import git_connections_of, git_installations_unclaimed
 
 UrlSerializer = inline_serializer("ProviderRedirect", {"url": serializers.URLField(), "state": serializers.CharField()})
 
@@ -148,7 +149,7 @@ class GitAUserCallbackView(PlatformView):
 class ConnectionListView(PlatformView):
     @endpoint(scope="read", response=ConnectionSerializer(many=True), summary="Git provider connections")
     def get(self, request, org_id):
-        rows = GitConnection.objects.filter(workspace=self.workspace).order_by("provider")
+        rows = git_connections_of(workspace=self.workspace)
         return Response({"items": ConnectionSerializer(rows, many=True).data, "next_cursor": None})
 
 
@@ -177,7 +178,7 @@ class InstallationSerializer(serializers.ModelSerializer):
 class UnclaimedInstallationsView(PlatformView):
     @endpoint(scope="admin", response=InstallationSerializer(many=True), summary="git-a installations no workspace claimed")
     def get(self, request, org_id):
-        rows = GitInstallation.objects.filter(workspace__isnull=True).order_by("-created_at")
+        rows = git_installations_unclaimed()
         return Response({"items": InstallationSerializer(rows, many=True).data, "next_cursor": None})
 
 

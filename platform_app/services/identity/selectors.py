@@ -1,0 +1,22 @@
+"""Reads of the identity area that the API and the pages share (querysets: a list pages them)."""
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from platform_app.models import ApiToken, AuthSession
+
+
+def api_tokens_active(*, user=None, workspace=None):
+    """Tokens not revoked: a user's own (`user`), or those bound to a workspace (`workspace`)."""
+    qs = ApiToken.objects.filter(revoked_at__isnull=True)
+    if user is not None:
+        qs = qs.filter(user=user)
+    if workspace is not None:
+        qs = qs.filter(workspace=workspace)
+    return qs
+
+
+def auth_sessions_of(*, user):
+    return AuthSession.objects.filter(user=user)
+
+
+def totp_factors_of(*, user):
+    return TOTPDevice.objects.filter(user=user).order_by("pk")
