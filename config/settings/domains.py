@@ -36,6 +36,7 @@ CADDY_ADMIN_URL = env("CADDY_ADMIN_URL", default="").rstrip("/")
 CADDY_UPSTREAM = env("CADDY_UPSTREAM", default="127.0.0.1:8000")
 CADDY_ASK_URL = env("CADDY_ASK_URL", default=f"http://{CADDY_UPSTREAM}/internal/caddy/ask")
 CADDY_HTTPS_PORT = env.int("CADDY_HTTPS_PORT", default=443)
+CADDY_LISTEN_HOST = env("CADDY_LISTEN_HOST", default="")  # empty: every interface
 CADDY_HTTP_PORT = env.int("CADDY_HTTP_PORT", default=80)
 # `acme` (public certificates, Let's Encrypt / ZeroSSL) or `internal` (Caddy's own CA: development, tests).
 CADDY_TLS_ISSUER = env("CADDY_TLS_ISSUER", default="acme")

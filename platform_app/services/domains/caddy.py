@@ -31,7 +31,7 @@ def caddy_config() -> dict:
                 "https_port": settings.CADDY_HTTPS_PORT,
                 "servers": {
                     "platform": {
-                        "listen": [f":{settings.CADDY_HTTPS_PORT}"],
+                        "listen": [f"{settings.CADDY_LISTEN_HOST}:{settings.CADDY_HTTPS_PORT}"],
                         "routes": [{"handle": [{
                             "handler": "reverse_proxy",
                             "upstreams": [{"dial": settings.CADDY_UPSTREAM}],
