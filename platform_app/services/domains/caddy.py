@@ -1,7 +1,7 @@
 """TLS in front of the platform through Caddy (docs/deployment.md, "Caddy").
 
 `caddy_config()` is the whole JSON configuration the platform wants Caddy to run: an HTTPS server on
-CADDY_HTTPS_PORT for any host name, certificates obtained on demand (ACME, or Caddy's internal CA) for the
+CADDY_HTTPS_PORT for any host name (CADDY_HTTP_PORT answers 308 to it), certificates obtained on demand (ACME, or Caddy's internal CA) for the
 names the platform's `ask` endpoint allows (verified custom domains only), every request proxied to the platform
 at CADDY_UPSTREAM with its Host kept, so the edge serves it. `caddy_sync()` loads it through the admin API
 (POST /load), which Caddy applies without dropping connections; the admin listener stays where it was."""
@@ -17,6 +17,11 @@ logger = logging.getLogger(__name__)
 def _admin_listen() -> str:
     parts = urlsplit(settings.CADDY_ADMIN_URL)
     return parts.netloc or "localhost:2019"
+
+
+def _https_location() -> str:
+    port = "" if settings.CADDY_HTTPS_PORT == 443 else f":{settings.CADDY_HTTPS_PORT}"
+    return f"https://{{http.request.host}}{port}{{http.request.uri}}"
 
 
 def caddy_config() -> dict:
@@ -39,6 +44,14 @@ def caddy_config() -> dict:
                         # TLS on this listener for any SNI; certificates come from the on-demand policy below
                         "tls_connection_policies": [{}],
                         "automatic_https": {"disable_redirects": True},
+                    },
+                    # plain http: ACME's HTTP challenge (Caddy answers it here), everything else 308 to https
+                    "redirect": {
+                        "listen": [f"{settings.CADDY_LISTEN_HOST}:{settings.CADDY_HTTP_PORT}"],
+                        "routes": [{"handle": [{
+                            "handler": "static_response", "status_code": 308,
+                            "headers": {"Location": [_https_location()]},
+                        }]}],
                     },
                 },
             },

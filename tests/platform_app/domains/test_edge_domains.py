@@ -93,3 +93,19 @@ def test_caddy_asks_before_issuing_a_certificate(client, alice_client, url, veri
     for name in ("pending.example.com", "unknown.example.com", "", "x" * 300):
         assert client.get("/internal/caddy/ask", {"domain": name}).status_code == 404
     assert client.get("/internal/caddy/ask").status_code == 404
+
+
+def test_custom_domains_reach_the_edge_under_production_host_settings(client, verified, settings):
+    """Production lists only the platform's names in ALLOWED_HOSTS (with_edge_hosts) and redirects plain http:
+    the edge runs before Django validates the host, so a verified domain behind the TLS proxy is served, and a
+    name nobody verified is refused as before."""
+    from config.settings.deployments import with_edge_hosts
+
+    verified("www.example.com")
+    settings.ALLOWED_HOSTS = with_edge_hosts(["platform.example.net"])
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    resp = client.get("/about", HTTP_HOST="www.example.com", HTTP_X_FORWARDED_PROTO="https")
+    assert resp.status_code == 200 and resp.content == b"<p>about</p>"
+    assert client.get("/about", HTTP_HOST="other.example.com", HTTP_X_FORWARDED_PROTO="https").status_code == 400
+    assert client.get("/health", HTTP_HOST="platform.example.net", HTTP_X_FORWARDED_PROTO="https").status_code == 200
