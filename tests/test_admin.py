@@ -14,6 +14,7 @@ from platform_app.models import AuditEvent, Deployment, DeploymentEvent
 from tests import factories as base
 from tests.otp_app import factories as otp_factories
 from tests.platform_app.agents import factories as agents
+from tests.platform_app.automation import factories as automation
 from tests.platform_app.deployments import factories as deploy
 from tests.platform_app.domains import factories as domains
 from tests.platform_app.env import factories as env
@@ -47,6 +48,9 @@ FACTORIES = {
     platform.EnvVarSlot: env.EnvVarSlotFactory, platform.SecretFinding: env.SecretFindingFactory,
     platform.PreviewProtection: env.PreviewProtectionFactory,
     platform.Domain: domains.DomainFactory,
+    platform.CronJob: automation.CronJobFactory, platform.CronRun: automation.CronRunFactory,
+    platform.LogDrain: automation.LogDrainFactory, platform.LogDrainDelivery: automation.LogDrainDeliveryFactory,
+    platform.AlertRule: automation.AlertRuleFactory, platform.Alert: automation.AlertFactory,
     otp.ApiKey: otp_factories.ApiKeyFactory, otp.OtpRecord: otp_factories.OtpRecordFactory,
     otp.Delivery: otp_factories.DeliveryFactory, otp.IdempotencyKey: otp_factories.IdempotencyKeyFactory,
     otp.Balance: otp_factories.BalanceFactory, otp.Charge: otp_factories.ChargeFactory,

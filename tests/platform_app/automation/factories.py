@@ -3,7 +3,7 @@ import factory
 from django.utils import timezone
 from factory.django import DjangoModelFactory
 
-from platform_app.models import Alert, AlertRule, CronJob, CronRun, LogDrain
+from platform_app.models import Alert, AlertRule, CronJob, CronRun, LogDrain, LogDrainDelivery
 from platform_app.services.env.crypto import encrypt
 from tests.platform_app.projects.factories import ProjectFactory
 
@@ -61,3 +61,13 @@ class AlertFactory(DjangoModelFactory[Alert]):
         model = Alert
 
     rule = factory.SubFactory(AlertRuleFactory)
+
+
+class LogDrainDeliveryFactory(DjangoModelFactory[LogDrainDelivery]):
+    class Meta:
+        model = LogDrainDelivery
+
+    drain = factory.SubFactory(LogDrainFactory)
+    lines = 3
+    delivered = True
+    status_code = 200
