@@ -2,7 +2,7 @@
 from django.urls import path
 
 from platform_app.api.domains.caddy_ask import caddy_ask
-from platform_app.pages import deployments, domains, env, identity, projects, teams, views
+from platform_app.pages import automation, deployments, domains, env, identity, projects, teams, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -41,6 +41,16 @@ urlpatterns = [
     path("dashboard/<str:org_id>/projects/<str:project_id>/domains/", domains.domains_page, name="dashboard-domains"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/domains/<str:domain_id>/<str:action>", domains.domain_action,
          name="dashboard-domain-action"),
+    # Cron, log drains, alerts (automation.py)
+    path("dashboard/<str:org_id>/projects/<str:project_id>/cron/", automation.cron_page, name="project-cron"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/cron/<str:cron_id>/<str:action>", automation.cron_action,
+         name="project-cron-action"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/log-drains/", automation.drains_page, name="project-drains"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/log-drains/<str:drain_id>/<str:action>",
+         automation.drain_action, name="project-drain-action"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/alerts/", automation.alerts_page, name="project-alerts"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/alerts/<str:rule_id>/delete", automation.alert_rule_delete,
+         name="project-alert-delete"),
     # Caddy's on-demand TLS `ask` (docs/deployment.md, "Caddy"): not a page, not part of /v1
     path("internal/caddy/ask", caddy_ask, name="caddy-ask"),
 ]
