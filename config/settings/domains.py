@@ -41,6 +41,9 @@ CADDY_HTTP_PORT = env.int("CADDY_HTTP_PORT", default=80)
 # `acme` (public certificates, Let's Encrypt / ZeroSSL) or `internal` (Caddy's own CA: development, tests).
 CADDY_TLS_ISSUER = env("CADDY_TLS_ISSUER", default="acme")
 CADDY_ACME_EMAIL = env("CADDY_ACME_EMAIL", default="")
+# The ask also allows the platform's own names (DOMAINS_RESERVED, `<project>.DEPLOY_DOMAIN` and deployment hosts),
+# so one Caddy fronts everything; off when those get a wildcard certificate elsewhere.
+CADDY_ASK_PLATFORM_NAMES = env.bool("CADDY_ASK_PLATFORM_NAMES", default=True)
 CADDY_TIMEOUT_SECONDS = env.float("CADDY_TIMEOUT_SECONDS", default=5.0)
 # The beat pushes the configuration again this often, so a restarted Caddy gets it back.
 CADDY_SYNC_INTERVAL_SECONDS = env.float("CADDY_SYNC_INTERVAL_SECONDS", default=300.0)

@@ -40,6 +40,7 @@ def caddy_config() -> dict:
                         "routes": [{"handle": [{
                             "handler": "reverse_proxy",
                             "upstreams": [{"dial": settings.CADDY_UPSTREAM}],
+                            "flush_interval": -1,  # server-sent event streams pass at once
                         }]}],
                         # TLS on this listener for any SNI; certificates come from the on-demand policy below
                         "tls_connection_policies": [{}],

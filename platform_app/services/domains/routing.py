@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db.models import OuterRef, Subquery
 from django.http.request import validate_host
 
-from platform_app.models import Deployment, Domain
+from platform_app.models import Deployment, Domain, Project
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,28 @@ def domain_resolve(host: str):
     return domain.project.production_deployment or False
 
 
+def _platform_tls_name(name: str) -> bool:
+    """The platform's own names (DOMAINS_RESERVED) and what the edge serves under DEPLOY_DOMAIN: a project's
+    `<slug>` or a deployment's `<slug>-<short id>`."""
+    if name in settings.DOMAINS_RESERVED:
+        return True
+    suffix = "." + settings.DEPLOY_DOMAIN
+    label = name[: -len(suffix)] if name.endswith(suffix) else ""
+    if not label or "." in label:
+        return False
+    if Project.objects.filter(slug=label).exists():
+        return True
+    slug, _, short = label.rpartition("-")
+    return bool(slug and short) and Deployment.objects.filter(project__slug=slug, pk__startswith=f"dpl_{short}").exists()
+
+
 def tls_allowed(name: str) -> bool:
-    """Caddy's on-demand TLS `ask`: a certificate only for a verified custom domain."""
+    """Caddy's on-demand TLS `ask`: a certificate for a verified custom domain, and for the platform's own names
+    (itself, `<slug>.DEPLOY_DOMAIN`, `<slug>-<short id>.DEPLOY_DOMAIN`) unless CADDY_ASK_PLATFORM_NAMES is off;
+    never for anything else."""
     name = (name or "").strip().rstrip(".").lower()
-    return bool(name) and len(name) <= 253 and Domain.objects.filter(name=name, status=Domain.Status.VERIFIED).exists()
+    if not name or len(name) > 253:
+        return False
+    if settings.CADDY_ASK_PLATFORM_NAMES and _platform_tls_name(name):
+        return True
+    return Domain.objects.filter(name=name, status=Domain.Status.VERIFIED).exists()

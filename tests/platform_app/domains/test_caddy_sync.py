@@ -36,7 +36,8 @@ def test_a_verified_domain_pushes_the_configuration(alice_client, url, zone, adm
     assert config["admin"] == {"listen": admin_api.url_for("/").split("//")[1].rstrip("/")}
     server = config["apps"]["http"]["servers"]["platform"]
     assert server["listen"] == [":443"] and server["tls_connection_policies"] == [{}]
-    assert server["routes"][0]["handle"][0] == {"handler": "reverse_proxy", "upstreams": [{"dial": "10.0.0.5:8000"}]}
+    assert server["routes"][0]["handle"][0] == {"handler": "reverse_proxy", "upstreams": [{"dial": "10.0.0.5:8000"}],
+                                                  "flush_interval": -1}
     redirect = config["apps"]["http"]["servers"]["redirect"]
     assert redirect["listen"] == [":80"]
     assert redirect["routes"][0]["handle"][0]["headers"]["Location"] == ["https://{http.request.host}"

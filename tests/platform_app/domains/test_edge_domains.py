@@ -93,6 +93,20 @@ def test_caddy_asks_before_issuing_a_certificate(client, alice_client, url, veri
     for name in ("pending.example.com", "unknown.example.com", "", "x" * 300):
         assert client.get("/internal/caddy/ask", {"domain": name}).status_code == 404
     assert client.get("/internal/caddy/ask").status_code == 404
+    assert client.post("/internal/caddy/ask?domain=www.example.com").status_code == 405
+
+
+def test_caddy_may_also_certify_the_platforms_own_names(client, project, settings):
+    settings.DOMAINS_RESERVED = ["localhost", "platform.example.net"]
+    deployment = project.production_deployment
+    allowed = ["platform.example.net", "shop.localhost", f"shop-{deployment.pk[4:12]}.localhost"]
+    refused = ["nothing.localhost", "a.shop.localhost", "shop-zzzz.localhost", "other.example.net"]
+    for name in allowed:
+        assert client.get("/internal/caddy/ask", {"domain": name}).status_code == 200, name
+    for name in refused:
+        assert client.get("/internal/caddy/ask", {"domain": name}).status_code == 404, name
+    settings.CADDY_ASK_PLATFORM_NAMES = False  # a wildcard certificate elsewhere covers them
+    assert client.get("/internal/caddy/ask", {"domain": "shop.localhost"}).status_code == 404
 
 
 def test_custom_domains_reach_the_edge_under_production_host_settings(client, verified, settings):
