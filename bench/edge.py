@@ -1,0 +1,75 @@
+"""The built-in edge against a plain Django view returning the same bytes, through the production server.
+
+    DATABASE_URL=postgres://... REDIS_URL=redis://... .venv/bin/python bench/edge.py [--once] [--duration 10]
+
+A project `site` with a ready production deployment (a 6 KiB index.html, written straight into ARTIFACT_ROOT)
+is served by the edge at `site.localhost`; `/bench/page` (config/bench_views.py) returns the same file's bytes
+from memory. Then the same page with three firewall rules that do not match, and with analytics on (the script
+injected). The goal is edge ≥ 0.8× the plain view.
+"""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.harness import Bench, bench_arguments  # noqa: E402
+
+PAGE = ("<!doctype html><html lang=en><head><meta charset=utf-8><title>Bench site</title></head><body><main>"
+        + "<p>A deployed page of a static site, about six kilobytes like a small landing page.</p>" * 70
+        + "</main></body></html>")
+
+HOST_LUA = 'wrk.headers["Host"] = "site.localhost"\n'
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    bench_arguments(parser)
+    args = parser.parse_args()
+    with Bench("edge", args) as bench:
+        from django.conf import settings
+
+        from platform_app.models import Deployment, Project, Workspace
+        from platform_app.services.edge.analytics import analytics_set
+        from platform_app.services.edge.firewall import firewall_rule_create
+
+        artifact = Path(settings.ARTIFACT_ROOT) / "bench-site"
+        artifact.mkdir(parents=True)
+        (artifact / "index.html").write_text(PAGE)
+        os.environ["BENCH_PAGE_FILE"] = str(artifact / "index.html")
+        workspace = Workspace.objects.create(name="Bench", slug="bench")
+        project = Project.objects.create(workspace=workspace, name="site", slug="site")
+        deployment = Deployment.objects.create(project=project, env="production", branch="main", status="ready",
+                                               artifact_path="bench-site")
+        Project.objects.filter(pk=project.pk).update(production_deployment=deployment)
+
+        bench.serve()
+        host = {"Host": "site.localhost"}
+        import urllib.request
+        try:
+            answer = urllib.request.urlopen(urllib.request.Request(bench.url + "/", headers=host), timeout=10)
+        except urllib.error.HTTPError as exc:
+            answer = exc
+        if answer.status != 200 or answer.read() != PAGE.encode():
+            raise SystemExit(f"the edge answered {answer.status}: {answer.read()[:300]!r}")
+        print(f"page: {len(PAGE.encode())} bytes")
+        plain = bench.wrk("/bench/page")
+        bench.report("plain Django view, same bytes", plain, baseline=None)
+        edge = bench.wrk(script=HOST_LUA)
+        bench.report("edge (site.localhost/)", edge, baseline=None)
+        print(f"edge / plain view = {edge.rps / plain.rps:.2f} (goal >= 0.8)", flush=True)
+
+        for name, conditions in (("office", [{"field": "ip", "op": "cidr", "value": "2001:db8::/32"}]),
+                                 ("admin", [{"field": "path", "op": "prefix", "value": "/admin"}]),
+                                 ("scanners", [{"field": "user_agent", "op": "contains", "value": "sqlmap"}])):
+            firewall_rule_create(project=project, name=name, action="deny", conditions=conditions)
+        analytics_set(project=project, enabled=True)
+        # the server's processes see the change within EDGE_LOCAL_CHECK_SECONDS; the warm-up covers it
+        rules = bench.wrk(script=HOST_LUA)
+        bench.report("edge, 3 firewall rules + analytics on", rules, baseline=None)
+        print(f"edge with rules and analytics / plain view = {rules.rps / plain.rps:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
