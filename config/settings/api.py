@@ -43,5 +43,6 @@ SPECTACULAR_SETTINGS = {
         "FacilityStatusEnum": "warehouse_app.models.Facility.Status",
         "TicketStatusEnum": "warehouse_app.models.SupportTicket.Status",
         "QuoteUnitEnum": "warehouse_app.models.Quote.Unit",
+        "DnsRecordTypeEnum": "platform_app.models.domains.RecordType",
     },
 }

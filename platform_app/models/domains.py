@@ -7,6 +7,15 @@ from config.ids import PrefixedIdField
 __all__ = ("Domain",)
 
 
+class RecordType(models.TextChoices):
+    """DNS records a domain's verification names and a check reports."""
+
+    TXT = "TXT"
+    CNAME = "CNAME"
+    A = "A"
+    AAAA = "AAAA"
+
+
 class Domain(models.Model):
     """A host name a project is served at besides `<slug>.DEPLOY_DOMAIN`. One project platform-wide owns a
     name (the unique constraint). The edge serves it only while `status` is verified (its DNS points at the

@@ -6,17 +6,18 @@ from rest_framework.response import Response
 from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.models import Domain
+from platform_app.models.domains import RecordType
 from platform_app.services.domains import domains as services
 
 
 class VerificationRecordSerializer(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["TXT", "CNAME", "A", "AAAA"])
+    type = serializers.ChoiceField(choices=RecordType.choices)
     name = serializers.CharField()
     value = serializers.CharField()
 
 
 class FoundRecordSerializer(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["TXT", "CNAME", "A", "AAAA"])
+    type = serializers.ChoiceField(choices=RecordType.choices)
     value = serializers.CharField()
 
 
@@ -38,6 +39,7 @@ class DomainSerializer(serializers.ModelSerializer):
         model = Domain
         fields = ("id", "name", "project_id", "status", "verified", "primary", "redirect_to", "git_branch",
                   "verification", "last_check", "status_changed_at", "created_at")
+        read_only_fields = fields
 
     def get_redirect_to(self, obj) -> str | None:
         return obj.redirect_to or None
