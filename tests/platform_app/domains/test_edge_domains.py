@@ -123,3 +123,19 @@ def test_custom_domains_reach_the_edge_under_production_host_settings(client, ve
     assert resp.status_code == 200 and resp.content == b"<p>about</p>"
     assert client.get("/about", HTTP_HOST="other.example.com", HTTP_X_FORWARDED_PROTO="https").status_code == 400
     assert client.get("/health", HTTP_HOST="platform.example.net", HTTP_X_FORWARDED_PROTO="https").status_code == 200
+
+
+def test_the_lookup_is_one_query_and_the_platforms_own_names_cost_none(verified, django_assert_num_queries):
+    from platform_app.services.domains.routing import DomainRedirect, domain_resolve
+
+    verified("www.example.com")
+    verified("example.com", redirectTo="www.example.com")
+    with django_assert_num_queries(1):
+        assert domain_resolve("www.example.com").project.slug == "shop"
+    with django_assert_num_queries(1):
+        assert isinstance(domain_resolve("example.com"), DomainRedirect)
+    with django_assert_num_queries(1):
+        assert domain_resolve("unknown.example.com") is None
+    with django_assert_num_queries(0):
+        for host in ("testserver", "localhost", "127.0.0.1", "[::1]", "shop.localhost"):
+            assert domain_resolve(host) is None
