@@ -1,5 +1,6 @@
 """Celery entry points of automation (cron, log drains, alerts): each task carries the name of the service it calls."""
 from celery import shared_task
+from django.conf import settings
 
 from config.jobs import publish
 from platform_app.services.automation import alerts, cron, drains
@@ -11,8 +12,10 @@ def cron_tick() -> int:
     return cron.cron_tick()
 
 
-@shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.automation.cron_run_execute")
+@shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.automation.cron_run_execute",
+             soft_time_limit=settings.CRON_TIMEOUT_SECONDS, time_limit=settings.CRON_TIMEOUT_SECONDS + 30)
 def cron_run_execute(run_id: str) -> str | None:
+    """One run: a call past CRON_TIMEOUT_SECONDS is interrupted and recorded as failed."""
     return cron.cron_run_execute(run_id=run_id)
 
 

@@ -24,6 +24,16 @@ class EdgeAnswer:
     duration_ms: int
 
 
+def _release(response) -> None:
+    """Close what the response holds (an open file) without `response.close()`: that also sends
+    `request_finished`, whose `close_old_connections` would close the worker's database connection (inside a
+    transaction, the caller's)."""
+    for closer in getattr(response, "_resource_closers", ()):
+        closer()
+    if hasattr(response, "_resource_closers"):
+        response._resource_closers.clear()
+
+
 @lru_cache(maxsize=1)
 def _handler() -> BaseHandler:
     handler = BaseHandler()
@@ -58,7 +68,7 @@ def edge_get(*, host: str, path: str, headers: dict[str, str]) -> EdgeAnswer:
         else:
             body = response.content
     finally:
-        response.close()
+        _release(response)
     head = body[:HEAD_BYTES].decode("utf-8", errors="replace").replace("\x00", "")  # storable text
     return EdgeAnswer(status_code=response.status_code, head=head,
                       duration_ms=int((time.monotonic() - started) * 1000))
