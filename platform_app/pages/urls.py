@@ -2,7 +2,7 @@
 from django.urls import path
 
 from platform_app.api.domains.caddy_ask import caddy_ask
-from platform_app.pages import automation, deployments, domains, env, identity, projects, teams, views
+from platform_app.pages import automation, deployments, domains, edge, env, identity, projects, teams, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -51,6 +51,11 @@ urlpatterns = [
     path("dashboard/<str:org_id>/projects/<str:project_id>/alerts/", automation.alerts_page, name="project-alerts"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/alerts/<str:rule_id>/delete", automation.alert_rule_delete,
          name="project-alert-delete"),
+    # Firewall and analytics (edge.py)
+    path("dashboard/<str:org_id>/projects/<str:project_id>/firewall/", edge.firewall_page, name="project-firewall"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/firewall/<str:rule_id>/<str:action>",
+         edge.firewall_rule_action, name="project-firewall-rule"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/analytics/", edge.analytics_page, name="project-analytics"),
     # Caddy's on-demand TLS `ask` (docs/deployment.md, "Caddy"): not a page, not part of /v1
     path("internal/caddy/ask", caddy_ask, name="caddy-ask"),
 ]
