@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_seri
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.inputs import query_int
+from config.inputs import InputSerializer, query_int
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.services.edge import analytics
 
@@ -33,6 +33,16 @@ class AnalyticsScriptView(PlatformView):
         return response
 
 
+class BeaconInput(InputSerializer):
+    """The beacon's published shape; the body is checked by analytics.beacon_parse (it arrives as text/plain)."""
+
+    type = serializers.ChoiceField(choices=["pageview", "vital"])
+    path = serializers.CharField(max_length=512)
+    referrer = serializers.CharField(max_length=2048, required=False)
+    name = serializers.ChoiceField(choices=list(analytics.VITALS), required=False)
+    value = serializers.FloatField(required=False)
+
+
 class AnalyticsBeaconView(PlatformView):
     """Public and cookie-free: no authentication runs, so a signed-in visitor's session cookie changes nothing."""
 
@@ -48,12 +58,7 @@ class AnalyticsBeaconView(PlatformView):
         return response
 
     @endpoint(public=True, status=204, errors=(429,), summary="Record a page view or a Web Vital",
-              request=inline_serializer("AnalyticsBeacon", {
-                  "type": serializers.ChoiceField(choices=["pageview", "vital"]),
-                  "path": serializers.CharField(max_length=512),
-                  "referrer": serializers.CharField(required=False),
-                  "name": serializers.ChoiceField(choices=list(analytics.VITALS), required=False),
-                  "value": serializers.FloatField(required=False)}),
+              request=BeaconInput,
               response=OpenApiResponse(description="Accepted, or ignored (unknown project, analytics off, "
                                                    "foreign origin, bot)"),
               description="Body as JSON text (sendBeacon sends text/plain). At most ANALYTICS_BEACON_MAX_BYTES "
