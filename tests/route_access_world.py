@@ -15,6 +15,7 @@ from platform_app.services.env.crypto import encrypt
 from platform_app.services.identity.keys import sha256_hex
 from tests.factories import ApiTokenFactory, MembershipFactory, UserFactory, WorkspaceFactory
 from tests.otp_app.factories import ApiKeyFactory
+from tests.platform_app.edge.factories import FirewallRuleFactory
 from tests.platform_app.projects.factories import ProjectFactory, ProjectGroupFactory
 from tests.platform_app.teams.factories import InvitationFactory
 from tests.warehouse_app.factories import FacilityFactory
@@ -56,6 +57,7 @@ def world_build() -> World:
     group = ProjectGroupFactory(workspace=acme, slug="front")
     token = ApiTokenFactory(user=alice, workspace=acme)
     node = AgentNode.objects.create(workspace=acme, name="node-1", token_hash=sha256_hex("agent-route-access"))
+    domain = Domain.objects.create(project=project, name="www.example.com", verification_token="0" * 32)
     cron_job = CronJob.objects.create(project=project, schedule="*/5 * * * *", path="/api/cron",
                                       secret_encrypted=encrypt("cron-secret"))
     drain = LogDrain.objects.create(project=project, url="https://logs.example.com/in", sources=["build"],
@@ -63,7 +65,7 @@ def world_build() -> World:
     alert_rule = AlertRule.objects.create(project=project, name="failures", metric="deployment_failed", threshold=1,
                                           channels=[{"type": "email", "to": ["ops@example.com"]}],
                                           secret_encrypted=encrypt("alert-secret"))
-    domain = Domain.objects.create(project=project, name="www.example.com", verification_token="0" * 32)
+    firewall_rule = FirewallRuleFactory(project=project)
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
     device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
     alice_session = session_start(user=alice)
@@ -86,9 +88,10 @@ def world_build() -> World:
         "slug": group.slug, "token_id": token.pk, "member_id": bob.pk, "node_id": node.pk, "provider": "git-a",
         "factor_id": f"totp_{device.pk}", "session_id": alice_session.session.pk, "token": INVITATION_TOKEN,
         "secret": HOOK_SECRET, "record_id": record.pk,
+        "domain_id": domain.pk,
         "cron_id": cron_job.pk, "drain_id": drain.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/alerts/{rule_id} rule_id": alert_rule.pk,
-        "domain_id": domain.pk,
+        "/v1/orgs/{org_id}/projects/{project_id}/firewall/rules/{rule_id} rule_id": firewall_rule.pk,
         "/api/warehouses/{slug} slug": facility.slug,
         "/api/quotes/{reference} reference": quote.reference,
         "/api/bookings/{reference} reference": booking.reference,

@@ -59,6 +59,8 @@ PUBLIC = {
     "POST /v1/hooks/deploy/{secret}", "GET /v1/invitations/{token}",
     "GET /v1/preview-protection/{project_id}/check", "POST /v1/preview-protection/{project_id}/verify",
     "POST /v1/webhooks/git-a",
+    # web analytics: visitors' browsers on deployed sites fetch the tracker script and send its beacons
+    "GET /v1/analytics/{project_id}/svc.js", "POST /v1/analytics/{project_id}/beacon",
     "POST /api/v1/callbacks/twilio",
     "POST /api/auth/login", "POST /api/auth/signup", "GET /api/health",
     "GET /api/warehouses", "GET /api/warehouses/search", "GET /api/warehouses/{slug}", "GET /api/cities",

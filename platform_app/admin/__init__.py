@@ -1,2 +1,2 @@
 """Admin registrations, one module per area."""
-from . import agents, automation, deployments, domains, env, git, identity, teams  # noqa: F401
+from . import agents, automation, deployments, domains, edge, env, git, identity, teams  # noqa: F401
