@@ -45,7 +45,6 @@ print(json.dumps(user.pk))
     page.get_by_role("button", name="Create key").click()
     raw = page.get_by_test_id("created-key").inner_text()
     assert re.fullmatch(r"svc_test_[\w-]+", raw)
-    check(page, "codes-keys")
 
     page.get_by_role("link", name="Test send and outbox").click()
     page.get_by_label("Recipient").fill("+14155550123")
@@ -72,6 +71,8 @@ print(json.dumps(user.pk))
 
     page.get_by_role("link", name="Keys and usage").click()
     expect(page.locator("figure.chart svg rect[x]")).to_have_count(1)  # today's sms delivery
+    expect(page.get_by_test_id("created-key")).to_have_count(0)  # shown once
+    check(page, "codes-keys")
     page.get_by_role("link", name="Routing and channels").click()
     expect(page.get_by_role("heading", name="Routing rules")).to_be_visible()
     check(page, "codes-routing")

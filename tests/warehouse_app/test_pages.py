@@ -350,3 +350,24 @@ def test_operator_cannot_answer_another_facilitys_request(olga):
     assert resp.status_code == 404
     quote.refresh_from_db()
     assert quote.status == "pending"
+
+
+def test_cancelling_a_booking_needs_a_reason_and_stops_movements(carla, facility):
+    booking = BookingFactory(quote__customer=carla, quote__facility=facility)
+    client = browser(carla)
+    url = f"/warehouses/my/bookings/{booking.reference}/"
+    resp = client.post(url + "cancel", {"cancel-reason": ""})
+    assert resp.status_code == 400 and "This field is required" in resp.content.decode()
+    booking.refresh_from_db()
+    assert booking.status == "confirmed"
+    assert client.post(url + "cancel", {"cancel-reason": "Plans changed"}).status_code == 302
+    booking.refresh_from_db()
+    assert (booking.status, booking.cancel_reason) == ("cancelled", "Plans changed")
+    page = client.get(url).content.decode()
+    assert "Plans changed" in page and "Record a receipt" not in page and "Cancel booking" not in page
+    again = client.post(url + "cancel", {"cancel-reason": "twice"})
+    assert again.status_code == 409 and "cancelled booking cannot be cancelled" in again.content.decode()
+    resp = client.post(url + "movements", {"kind": "receipt", "quantity": "1"})
+    assert resp.status_code == 409 and "No movements on a cancelled booking" in resp.content.decode()
+    assert Movement.objects.count() == 0
+    assert browser(UserFactory()).post(url + "cancel", {"cancel-reason": "x"}).status_code == 404

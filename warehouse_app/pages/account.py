@@ -18,7 +18,8 @@ from config import ratelimit
 from config.errors import ApplicationError, Forbidden
 from platform_app.services.identity.auth import user_authenticate, user_sign_up
 from platform_app.services.identity.mfa import sign_in_second_factor
-from warehouse_app.pages.forms import AnswerForm, DeclineForm, MovementForm, QuoteForm, SignInForm, SignUpForm
+from warehouse_app.pages.forms import (AnswerForm, CancelForm, DeclineForm, MovementForm, QuoteForm, SignInForm,
+                                      SignUpForm)
 from warehouse_app.services import bookings, quotes, selectors, workspace
 from warehouse_app.services.naming import facility_display_name
 
@@ -162,11 +163,12 @@ def quote_book(request, reference):
     return redirect("warehouses-booking", reference=booking.reference)
 
 
-def _booking_page(request, reference, *, form=None, status=200):
+def _booking_page(request, reference, *, form=None, cancel_form=None, status=200):
     booking = bookings.booking_get(user=request.user, reference=reference, own=True)
     return render(request, "warehouse_app/booking.html", {
         "b": booking, "on_hand": bookings.on_hand(booking), "movements": selectors.booking_movements(booking=booking),
-        "form": form or MovementForm(), "live": booking.status in bookings.LIVE, "section": "my",
+        "form": form or MovementForm(), "cancel_form": cancel_form or CancelForm(prefix="cancel"),
+        "live": booking.status in bookings.LIVE, "section": "my",
     }, status=status)
 
 
@@ -189,6 +191,23 @@ def movement_record(request, reference):
         form.add_error(None, exc.message)
         return _booking_page(request, reference, form=form, status=exc.status)
     messages.success(request, f"{movement.kind.capitalize()} of {movement.quantity} recorded.")
+    return redirect("warehouses-booking", reference=reference)
+
+
+@signed_in
+@require_POST
+def booking_cancel(request, reference):
+    form = CancelForm(request.POST, prefix="cancel")
+    if not form.is_valid():
+        return _booking_page(request, reference, cancel_form=form, status=400)
+    try:
+        booking = bookings.booking_cancel(customer=request.user, reference=reference, **form.cleaned_data)
+    except ApplicationError as exc:
+        if exc.status == 404:
+            raise
+        form.add_error(None, exc.message)
+        return _booking_page(request, reference, cancel_form=form, status=exc.status)
+    messages.success(request, f"Booking {booking.reference} cancelled.")
     return redirect("warehouses-booking", reference=reference)
 
 

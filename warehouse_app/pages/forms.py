@@ -29,6 +29,10 @@ class DeclineForm(forms.Form):
     reason = forms.CharField(max_length=2000)
 
 
+class CancelForm(forms.Form):
+    reason = forms.CharField(max_length=2000, label="Reason for cancelling")
+
+
 class MovementForm(forms.Form):
     kind = forms.ChoiceField(choices=Movement.Kind.choices)
     quantity = forms.IntegerField(min_value=1, max_value=1_000_000)

@@ -17,6 +17,7 @@ urlpatterns = [
     path("warehouses/my/quotes/<str:reference>/book", account.quote_book, name="warehouses-quote-book"),
     path("warehouses/my/bookings/<str:reference>/", account.booking, name="warehouses-booking"),
     path("warehouses/my/bookings/<str:reference>/movements", account.movement_record, name="warehouses-movement"),
+    path("warehouses/my/bookings/<str:reference>/cancel", account.booking_cancel, name="warehouses-booking-cancel"),
     path("warehouses/inbox/", account.inbox, name="warehouses-inbox"),
     path("warehouses/inbox/<str:reference>/answer", account.quote_answer, name="warehouses-quote-answer"),
     path("warehouses/inbox/<str:reference>/decline", account.quote_decline, name="warehouses-quote-decline"),
