@@ -215,3 +215,34 @@ def test_failures_are_retried_only_when_the_job_asks(served_project, httpserver,
 def test_other_workspaces_cannot_see_jobs(as_user, charlie, served_project):
     job = CronJobFactory(project=served_project)
     assert as_user(charlie).get(url(served_project, f"/{job.pk}/runs")).status_code == 404
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_beat_processes_ticking_at_once_run_the_minute_once(served_project, httpserver, clock):
+    """Two ticks at the same moment on two connections: the unique (job, minute) row lets one of them win."""
+    import threading
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("two writing connections at once need PostgreSQL")
+    CronJobFactory(project=served_project)
+    httpserver.expect_request("/api/cron").respond_with_data("ok")
+    clock(10, 7, 0)
+    barrier, enqueued = threading.Barrier(2), []
+
+    def beat():
+        barrier.wait()
+        try:
+            enqueued.append(cron_tick())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=beat) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(enqueued) == [0, 1]
+    assert CronRun.objects.get().status == "succeeded" and len(httpserver.log) == 1
