@@ -1,0 +1,72 @@
+"""The edge's in-process caches: no query per request once a host is known, and every change that moves what a
+host serves (rollback, a new production deployment, a rule) reaches the next request, here and in other
+processes (the shared version key)."""
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from platform_app.models import Deployment
+from platform_app.services.edge.hostcache import LocalCache, MISSING, edge_hosts_invalidate, hosts
+from tests.platform_app.deployments.factories import DeploymentFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_known_host_is_served_without_queries(site, edge):
+    assert edge("/").status_code == 200
+    with CaptureQueriesContext(connection) as queries:
+        second = edge("/")
+    assert second.status_code == 200 and second["X-Edge-Cache"] == "HIT"
+    assert len(queries) == 0, [q["sql"] for q in queries]
+
+
+def test_rollback_through_the_api_moves_the_host_at_once(alice_client, site, edge, settings):
+    old = settings.ARTIFACT_ROOT / "site-0"
+    old.mkdir(parents=True)
+    (old / "index.html").write_text("<h1>old</h1>")
+    previous = DeploymentFactory(project=site, env="production", status=Deployment.Status.READY,
+                                 artifact_path="site-0")
+    assert b"Home" in edge("/").content
+    resp = alice_client.post(f"/v1/orgs/acme/projects/{site.pk}/rollback", {"deploymentId": previous.pk},
+                             format="json")
+    assert resp.status_code == 201, resp.json()
+    answer = edge("/")
+    assert answer.content == b"<h1>old</h1>" and answer["X-Deployment-Id"] == previous.pk
+
+
+def test_unknown_host_becomes_known_when_the_project_appears(workspace, edge, client, settings, tmp_path):
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    assert client.get("/", HTTP_HOST="late.localhost").status_code == 404  # cached: nothing here
+    settings.ARTIFACT_ROOT = tmp_path / "a"
+    (tmp_path / "a" / "late").mkdir(parents=True)
+    (tmp_path / "a" / "late" / "index.html").write_text("late")
+    project = ProjectFactory(workspace=workspace, slug="late")
+    project.production_deployment = DeploymentFactory(project=project, env="production", status="ready",
+                                                      artifact_path="late")
+    project.save()
+    assert client.get("/", HTTP_HOST="late.localhost").content == b"late"
+
+
+def test_other_processes_drop_their_entries_at_the_next_version_check(settings):
+    settings.EDGE_LOCAL_CHECK_SECONDS = 0  # check the shared version on every lookup
+    other = LocalCache(hosts.name, ttl=60)  # the same cache as another web process holds it
+    other.get("warm")  # reads the current version
+    other.set("site.localhost", "old answer")
+    assert other.get("site.localhost") == "old answer"
+    edge_hosts_invalidate()  # this process: promote, rollback, a domain change...
+    assert other.get("site.localhost") is MISSING
+
+
+def test_entries_expire_and_are_bounded():
+    cache = LocalCache("test-bounded", ttl=60, max_entries=2, max_bytes=10)
+    cache.set("a", 1, size=4)
+    cache.set("b", 2, size=4)
+    cache.set("c", 3, size=4)  # over both bounds: the oldest goes
+    assert cache.get("a") is MISSING and cache.get("c") == 3
+    cache.set("huge", 4, size=11)
+    assert cache.get("huge") is MISSING
+    generation = cache.generation
+    cache.clear()
+    cache.set("stale", 5, generation=generation)  # computed before the clear: not kept
+    assert cache.get("stale") is MISSING
