@@ -5,11 +5,11 @@ How to add browser tests for your pages
 - Put a `test_<area>.py` in this folder; mark it `pytestmark = pytest.mark.slow` (CI runs `pytest -m slow`).
 - Use the session fixtures: `live_platform` (one server + worker for the whole run), `page` (one signed-out
   Chromium page; `new_page()` gives a fresh context, e.g. for a second user) and the helpers below.
-- Create data through the services, not through the pages you are not testing:
-      with live_platform.orm():
-          user = User.objects.create_user(email=..., password=...)
-  or `live_platform.script(code)` (runs in `manage.py shell`, last printed line is JSON) and
-  `live_platform.manage("some_command", ...)`. `live_platform.sign_in(page, email, password)` signs a page in.
+- Create data through the services, not through the pages you are not testing: `live_platform.create_user()`
+  (→ {"email", "password"}), `live_platform.script(code)` (runs in `manage.py shell`; its last printed line is
+  JSON), `live_platform.manage("some_command", ...)`, or `with live_platform.orm(): ...` to use the ORM and
+  services of the test process on the same database (not for passwords: the test settings hash them
+  differently). `live_platform.sign_in(page, email, password)` signs a page in.
 - After each main page has rendered: `axe_check(page)` (fails on any serious or critical violation) and
   `screenshot(page, "<area>-<page>")`, saved as docs/screens/<name>.png.
 - Keep it lean: one journey per area, reusing the session's server; no sleeps (Playwright's `expect` waits).
@@ -52,19 +52,29 @@ class LivePlatform:
 
     @contextlib.contextmanager
     def orm(self):
-        """The ORM and services of the test process work on the platform's database inside the block."""
-        with self._blocker.unblock(), default_database(self.database):
-            yield
+        """The ORM and services of the test process work on the platform's database inside the block.
+        Playwright's sync API keeps an event loop running in this thread, so Django's guard against ORM calls
+        from async code is lifted for the block (the calls are plain synchronous ones)."""
+        saved = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+        try:
+            with self._blocker.unblock(), default_database(self.database):
+                yield
+        finally:
+            if saved is None:
+                os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+            else:
+                os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = saved
 
     def site_url(self, slug: str) -> str:
         return f"http://{slug}.localhost:{self.port}/"
 
     def create_user(self, *, email: str | None = None, password: str = PASSWORD, name: str = "Browser") -> dict:
-        from platform_app.models import User
-
+        """A user made by the platform's own process (the test settings hash passwords differently)."""
         email = email or f"user-{secrets.token_hex(4)}@example.com"
-        with self.orm():
-            User.objects.create_user(email=email, password=password, name=name)
+        args = json.dumps({"email": email, "password": password, "name": name})
+        self.script("import json\nfrom platform_app.models import User\n"
+                    f"a = json.loads({args!r})\nUser.objects.create_user(**a)\nprint(json.dumps(a['email']))")
         return {"email": email, "password": password}
 
     def sign_in(self, page, email: str, password: str = PASSWORD) -> None:

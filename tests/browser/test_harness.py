@@ -15,3 +15,11 @@ def test_sign_in_page_loads_with_its_assets_and_passes_axe(live_platform, page):
     assert errors == []
     axe_check(page)
     screenshot(page, "sign-in")
+
+
+def test_users_made_through_the_orm_can_sign_in(live_platform, new_page):
+    user = live_platform.create_user()
+    page = new_page()
+    live_platform.sign_in(page, user["email"], user["password"])
+    assert page.url == live_platform.url + "/dashboard/"
+    page.close()
