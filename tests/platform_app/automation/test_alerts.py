@@ -239,3 +239,19 @@ def test_fire_opens_one_alert_and_notifies_once(settings, workspace, smtp, trave
     travel(11 * 60)
     assert evaluate() == 0
     assert Alert.objects.get().resolved_at is not None and len(smtp) == 2
+
+
+def test_a_slow_build_fires_build_duration(client, workspace, smtp, httpserver, evaluate):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    project = ProjectFactory(workspace=workspace)
+    add_rule(client, project, httpserver, "build_duration", 600, channels=[{"type": "email", "to": ["b@x.io"]}])
+    now = timezone.now()
+    Deployment.objects.create(project=project, branch="main", status=Deployment.Status.READY,
+                              started_at=now - timedelta(minutes=3), finished_at=now - timedelta(minutes=1))
+    assert evaluate() == 0 and AlertRule.objects.get().last_value == 120
+    Deployment.objects.create(project=project, branch="main", status=Deployment.Status.READY,
+                              started_at=now - timedelta(minutes=12), finished_at=now)
+    assert evaluate() == 1 and AlertRule.objects.get().last_value == 720 and len(smtp) == 1

@@ -246,3 +246,24 @@ def test_two_beat_processes_ticking_at_once_run_the_minute_once(served_project, 
         t.join()
     assert sorted(enqueued) == [0, 1]
     assert CronRun.objects.get().status == "succeeded" and len(httpserver.log) == 1
+
+
+def test_a_job_with_a_branch_calls_that_branch_s_newest_ready_deployment(served_project, httpserver, clock, tick):
+    from tests.platform_app.agents.factories import InstanceFactory
+
+    staging = Deployment.objects.create(project=served_project, env="preview", branch="staging",
+                                        status=Deployment.Status.READY, artifact_path="runtime",
+                                        snapshot={"start": "node server.js"})
+    node = served_project.production_deployment.instances.get().node
+    InstanceFactory(deployment=staging, node=node, status="running", port=httpserver.port)
+    CronJobFactory(project=served_project, branch="staging", path="/api/staging-only")
+    httpserver.expect_request("/api/staging-only").respond_with_data("ok")
+    clock(10, 1, 0)
+    tick()
+    assert CronRun.objects.get().status == "succeeded"
+    request, _ = httpserver.log[0]
+    assert request.headers["X-Forwarded-Host"].startswith(f"{served_project.slug}-{staging.pk[4:12]}.")
+    CronJobFactory(project=served_project, branch="nowhere")
+    clock(10, 2, 0)
+    tick()
+    assert CronRun.objects.get(job__branch="nowhere").error == "The branch nowhere has no ready deployment."
