@@ -1,0 +1,53 @@
+"""Web analytics in a real browser: a deployed page of a project with analytics on carries the tracker script,
+Chromium runs it, and its page-view beacon (sendBeacon, text/plain, cross-origin) is stored by the platform."""
+import json
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+# Headless Chromium says "HeadlessChrome", which the beacon drops as a bot: the page presents a desktop browser.
+DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36"
+
+SETUP = """
+import json
+from django.conf import settings
+from platform_app.models import Deployment, Project, Workspace
+from platform_app.services.edge.analytics import analytics_set
+folder = settings.ARTIFACT_ROOT / "analytics-site"
+folder.mkdir(parents=True, exist_ok=True)
+(folder / "index.html").write_text("<!doctype html><html lang=en><head><title>Tracked</title></head>"
+                                   "<body><h1>Tracked page</h1></body></html>")
+workspace = Workspace.objects.create(name="Analytics", slug="analytics-browser")
+project = Project.objects.create(workspace=workspace, name="Tracked", slug="tracked")
+deployment = Deployment.objects.create(project=project, env="production", branch="main", status="ready",
+                                       artifact_path="analytics-site")
+project.production_deployment = deployment
+project.save()
+analytics_set(project=project, enabled=True)
+print(json.dumps({"project": project.pk, "script": settings.SITE_URL}))
+"""
+
+STORED = """
+import json
+from platform_app.models import AnalyticsEvent
+print(json.dumps(list(AnalyticsEvent.objects.filter(project_id=%r).values_list("type", "path"))))
+"""
+
+
+def test_injected_script_sends_a_stored_page_view(live_platform, new_page):
+    made = live_platform.script(SETUP)
+    page = new_page(user_agent=DESKTOP)
+    # The server runs without SITE_URL, so the injected address is the default one (localhost:8000); the
+    # browser is pointed at the live server for it, keeping paths, origin and the cross-origin beacon as they are.
+    site_url = made["script"].rstrip("/")
+    page.route(site_url + "/**", lambda route: route.continue_(
+        url=live_platform.url + route.request.url[len(site_url):]))
+    with page.expect_response(lambda r: r.url.endswith("/beacon")) as beacon:
+        response = page.goto(live_platform.site_url("tracked"))
+        assert response.status == 200
+    assert beacon.value.status == 204
+    html = page.content()
+    assert f'/v1/analytics/{made["project"]}/svc.js' in html
+    stored = live_platform.script(STORED % made["project"])
+    assert stored == [["pageview", "/"]], json.dumps(stored)
