@@ -3,6 +3,9 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+# Printed addresses and links (invitations, docs) follow PORT unless SITE_URL is given.
+SITE_URL ?= http://localhost:$(PORT)
+export SITE_URL
 
 .PHONY: run test venv migrate demo check clean
 

@@ -1,4 +1,6 @@
 """Demo data of the OTP service: a sandbox key for the demo workspace, printed once."""
+from django.conf import settings
+
 from otp_app.models import ApiKey
 from otp_app.services.balance import balance_for
 from otp_app.services.keys import otp_key_create
@@ -11,5 +13,5 @@ def load(*, user, workspace, stdout):
         return
     _, raw = otp_key_create(workspace=workspace, mode="test", name="demo")
     stdout.write(f"  OTP sandbox key (shown once): {raw}\n"
-                 f"    curl -X POST localhost:8000/api/v1/otp/send -H 'Authorization: Bearer {raw}' "
+                 f"    curl -X POST {settings.SITE_URL.rstrip('/')}/api/v1/otp/send -H 'Authorization: Bearer {raw}' "
                  "-H 'content-type: application/json' -d '{\"recipient\": \"+14155550123\", \"locale\": \"en\"}'")

@@ -1,6 +1,8 @@
 """Demo data of the warehouse service: the small OSM extract, and the demo user as owner (answers every quote)."""
 from pathlib import Path
 
+from django.conf import settings
+
 from warehouse_app.models import Facility
 from warehouse_app.services.accounts import role_set
 from warehouse_app.services.osm_import import osm_import
@@ -14,6 +16,6 @@ def load(*, user, workspace, stdout):
         osm_import(path=DATA / "baltimore-small.osm.pbf", region="Maryland", country="United States",
                    progress=lambda *_: None)
     role_set(user=user, role="owner")
-    stdout.write(f"  Warehouses: {Facility.objects.count()} facilities at http://localhost:8000/warehouses/ "
+    stdout.write(f"  Warehouses: {Facility.objects.count()} facilities at {settings.SITE_URL.rstrip('/')}/warehouses/ "
                  "(the demo user is owner: it answers every rate request; "
                  "`manage.py import_osm warehouse_app/data/osm/liechtenstein-autauga.osm.pbf` adds the larger extract)")

@@ -1,4 +1,5 @@
 """Create (or refresh) the demo account and workspace that `make run` prints."""
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from config.demo import demo_loaders
@@ -26,9 +27,10 @@ class Command(BaseCommand):
             Membership.objects.create(workspace=workspace, user=user, role="owner")
         for _name, load in demo_loaders():  # each app registers its own (config/demo.py)
             load(user=user, workspace=workspace, stdout=self.stdout)
+        site = settings.SITE_URL.rstrip("/")
         self.stdout.write(self.style.SUCCESS(
             "\nDemo data ready.\n"
-            f"  Sign in at http://localhost:8000/admin/ (staff) or POST /v1/auth/sign-in\n"
+            f"  Dashboard: {site}/dashboard/   API docs: {site}/v1/docs   Staff admin: {site}/admin/\n"
             f"  email:     {DEMO_EMAIL}\n"
             f"  password:  {DEMO_PASSWORD}\n"
             f"  workspace: demo ({workspace.pk})\n"
