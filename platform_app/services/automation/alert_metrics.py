@@ -6,7 +6,8 @@ from datetime import timedelta
 from django.apps import apps
 from django.db.models import Q
 
-from platform_app.models import AgentNode, CronRun, Deployment, Instance
+from platform_app.models import CronRun, Deployment
+from platform_app.services.agents.agents import is_runtime, running_instance
 from platform_app.services.automation import edge_metrics
 
 COUNT_METRICS = ("deployment_failed", "cron_failed", "instance_down", "domain_misconfigured")
@@ -52,11 +53,9 @@ def cron_failed(project, since, now):
 def instance_down(project, since, now):
     """1 when the production deployment runs on agents and no instance of it runs on an online node."""
     deployment = project.production_deployment
-    if deployment is None or deployment.status != Deployment.Status.READY or not (deployment.snapshot or {}).get("start"):
+    if deployment is None or deployment.status != Deployment.Status.READY or not is_runtime(deployment):
         return 0.0, "The production deployment does not run on agents."
-    running = Instance.objects.filter(deployment=deployment, status="running",
-                                      node__status=AgentNode.Status.ONLINE).exists()
-    return (0.0 if running else 1.0), ""
+    return (0.0 if running_instance(deployment) is not None else 1.0), ""
 
 
 def domain_misconfigured(project, since, now):

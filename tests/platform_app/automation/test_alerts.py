@@ -46,7 +46,8 @@ def hook_url(httpserver):
 
 
 def add_rule(client, project, httpserver, metric, threshold, window=5, channels=None):
-    channels = channels or [{"type": "email", "to": ["ops@example.com"]}, {"type": "webhook", "url": hook_url(httpserver)}]
+    channels = channels or [{"type": "email", "to": ["ops@example.com"]},
+                            {"type": "webhook", "url": hook_url(httpserver)}]
     resp = client.post(rules_url(project), {"name": f"{metric} alert", "metric": metric, "threshold": threshold,
                                             "windowMinutes": window, "channels": channels}, format="json")
     assert resp.status_code == 201, resp.json()
@@ -79,7 +80,8 @@ def test_a_failing_build_fires_once_and_resolves_once(client, workspace, smtp, h
     assert Deployment.objects.get().status == "error"
     assert evaluate() == 1
     assert evaluate() == 1  # still firing: no second notice
-    assert len(smtp) == 1 and smtp[0]["To"] == "ops@example.com" and "Alert: deployment_failed alert" in smtp[0]["Subject"]
+    assert len(smtp) == 1 and smtp[0]["To"] == "ops@example.com"
+    assert "Alert: deployment_failed alert" in smtp[0]["Subject"]
     fired, = hooks(httpserver, rule["secret"])
     assert fired["type"] == "alert.fired" and fired["ruleId"] == rule["id"] and fired["value"] == 1
     listed = client.get(rules_url(project)).json()["items"][0]
@@ -93,7 +95,8 @@ def test_a_failing_build_fires_once_and_resolves_once(client, workspace, smtp, h
     alert = Alert.objects.get()
     assert alert.resolved_at is not None and AlertRule.objects.get().state == "ok"
     assert [(n["kind"], n["channel"], n["ok"]) for n in alert.notifications] == [
-        ("fired", "email", True), ("fired", "webhook", True), ("resolved", "email", True), ("resolved", "webhook", True)]
+        ("fired", "email", True), ("fired", "webhook", True),
+        ("resolved", "email", True), ("resolved", "webhook", True)]
 
 
 def test_5xx_through_the_edge_and_latency(client, served_project, smtp, httpserver, evaluate):

@@ -128,7 +128,8 @@ def test_patch_toggles_reschedules_and_rotates(alice_client, served_project):
     assert alice_client.delete(detail).status_code == 404
 
 
-def test_a_due_run_calls_the_app_through_the_edge_with_the_secret(alice_client, served_project, httpserver, clock, tick):
+def test_a_due_run_calls_the_app_through_the_edge_with_the_secret(alice_client, served_project, httpserver, clock,
+                                                                  tick):
     secret = create(alice_client, served_project, path="/api/cron?task=digest").json()["secret"]
     httpserver.expect_request("/api/cron", query_string="task=digest", method="GET",
                               headers={"x-svc-cron-secret": secret}).respond_with_data("digest sent " + "x" * 3000)

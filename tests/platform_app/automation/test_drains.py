@@ -99,7 +99,8 @@ def test_a_build_log_arrives_whole_in_order_and_signed(alice_client, workspace, 
     settings.ARTIFACT_ROOT, settings.BUILD_ROOT = tmp_path / "artifacts", tmp_path / "builds"
     repo = hosted_repo(workspace, "site", {"src/index.html": "<h1>hi</h1>"})
     project = ProjectFactory(workspace=workspace, slug="drained", git_url=repo, output_directory="out",
-                             build_command="mkdir -p out && cp -r src/. out/ && for i in 1 2 3 4 5; do echo step $i; done")
+                             build_command="mkdir -p out && cp -r src/. out/ && "
+                                           "for i in 1 2 3 4 5; do echo step $i; done")
     secret = create(alice_client, project, httpserver).json()["secret"]
     httpserver.expect_request("/in", method="POST").respond_with_data("ok")
     trigger(alice_client, project, django_capture_on_commit_callbacks)
