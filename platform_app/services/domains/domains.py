@@ -188,12 +188,18 @@ def domain_remove(*, project, domain_id: str, actor=None, ip: str = "") -> None:
 
 # Checking ---------------------------------------------------------------------------------
 
+FOUND_MAX_RECORDS, FOUND_MAX_LENGTH = 32, 255  # what a check keeps of whatever a zone publishes
+
+
 def _rdata_value(rdtype: str, rdata) -> str:
     if rdtype == "TXT":
-        return b"".join(rdata.strings).decode("utf-8", errors="replace")
-    if rdtype == "CNAME":
-        return rdata.target.to_text().rstrip(".").lower()
-    return rdata.address
+        value = b"".join(rdata.strings).decode("utf-8", errors="replace")
+        value = "".join(c if c.isprintable() else "\ufffd" for c in value)  # stored as JSON: no NUL, no controls
+    elif rdtype == "CNAME":
+        value = rdata.target.to_text().rstrip(".").lower()
+    else:
+        value = rdata.address
+    return value[:FOUND_MAX_LENGTH]
 
 
 def dns_lookup(domain: Domain) -> tuple[list[dict], str]:
@@ -212,7 +218,7 @@ def dns_lookup(domain: Domain) -> tuple[list[dict], str]:
             continue
         for rdata in answer:
             entry = {"type": rdtype, "value": _rdata_value(rdtype, rdata)}
-            if entry not in found:
+            if entry not in found and len(found) < FOUND_MAX_RECORDS:
                 found.append(entry)
     return found, "; ".join(errors)[:200]
 

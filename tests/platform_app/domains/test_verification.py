@@ -134,3 +134,14 @@ def test_primary_needs_a_verified_domain(alice_client, url, add, zone):
     resp = alice_client.post(f"{url}/{domain.pk}/primary", {}, format="json")
     assert resp.status_code == 201 and resp.json()["primary"] is True
     assert dict(Domain.objects.values_list("name", "primary")) == {"www.example.com": True, "example.com": False}
+
+
+def test_whatever_a_zone_publishes_is_stored_safely(alice_client, url, add, zone):
+    domain = add("www.example.com")
+    zone.set("_svc-challenge.www.example.com", "TXT", "nul\x00byte\x07bell", ["x" * 150, "y" * 150])
+    body = verify(alice_client, url, domain)
+    found = body["lastCheck"]["found"]
+    assert found[0] == {"type": "TXT", "value": "nul\ufffdbyte\ufffdbell"}
+    assert found[1] == {"type": "TXT", "value": "x" * 150 + "y" * 105}  # one record's strings, joined and capped
+    assert len(found) == 2 and body["status"] == "pending"
+    assert Domain.objects.get().last_check_found == found
