@@ -78,7 +78,7 @@ def channels_check(channels: list[dict]) -> list[dict]:
             clean.append({"type": "webhook", "url": url.strip()})
         elif kind == "members":
             roles = channel.get("roles") or []
-            if not isinstance(roles, list) or set(roles) - set(ROLES):
+            if not isinstance(roles, list) or any(not isinstance(r, str) or r not in ROLES for r in roles):
                 raise ValidationFailed(f"roles must be some of {', '.join(ROLES)}.",
                                        details={"channels": [f"Item {i}: unknown role."]})
             clean.append({"type": "members", "roles": roles})

@@ -171,7 +171,9 @@ def test_usage_cap_measures_nothing_yet(client, workspace, httpserver, evaluate)
     {"threshold": 1.5}, {"threshold": "high"}, {"windowMinutes": 0}, {"channels": []},
     {"channels": [{"type": "email", "to": ["not-an-address"]}]}, {"channels": [{"type": "sms", "to": ["+1555"]}]},
     {"channels": [{"type": "webhook", "url": "https://10.1.2.3/hook"}]},
-    {"channels": [{"type": "members", "roles": ["king"]}]},
+    {"channels": [{"type": "members", "roles": ["king"]}]}, {"channels": [{"type": "members", "roles": [["owner"]]}]},
+    {"channels": [{"type": "email", "to": [{"a": 1}]}]}, {"channels": [{"type": ["email"]}]},
+    {"channels": [{"type": "webhook", "url": 5}]},
 ])
 def test_bad_rules_are_400(client, workspace, change, settings):
     settings.OUTBOUND_ALLOWED_NETWORKS = []
