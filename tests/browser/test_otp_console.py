@@ -27,7 +27,8 @@ def reload_until_visible(page, locator, tries=30):
     expect(locator).to_be_visible()
 
 
-def test_test_key_send_outbox_verify(live_platform, page):
+def test_test_key_send_outbox_verify(live_platform, new_page):
+    page = new_page()  # signed out, whatever other tests did with the shared page
     live_platform.script(f"""
 import json
 from platform_app.models import Membership, User, Workspace

@@ -36,7 +36,8 @@ print(json.dumps({{"slug": slug, "operator": operator.email}}))
 """)
 
 
-def test_search_quote_answer_book_receive(live_platform, directory, page, new_page):
+def test_search_quote_answer_book_receive(live_platform, directory, new_page):
+    page = new_page()  # signed out, whatever other tests did with the shared page
     base = live_platform.url
     page.goto(base + "/warehouses/")
     check(page, "warehouses-home")
