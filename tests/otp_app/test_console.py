@@ -255,3 +255,18 @@ def test_routing_page_shows_rules_defaults_channels_and_policy(viewer, workspace
     page = signed_in(viewer).get("/dashboard/otp/acme/routing/").content.decode()
     assert "sms → whatsapp" in page and "whatsapp → sms" in page  # the rule, then the default
     assert "DE, FR" in page and "not configured" in page
+
+
+def test_console_home_lists_my_workspaces_only(alice, charlie, workspace):
+    page = signed_in(alice).get("/dashboard/otp/").content.decode()
+    assert 'href="/dashboard/otp/acme/"' in page and "charlies" not in page
+
+
+def test_log_shows_each_attempt_of_a_fallback(alice, workspace, test_key):
+    """A record that fell back from WhatsApp to SMS lists both attempts, in order, with the error."""
+    record = OtpRecordFactory(api_key=test_key, route=["whatsapp", "sms"], channel="sms")
+    DeliveryFactory(record=record, channel="whatsapp", status="failed", error="131026 not a WhatsApp user", tries=1)
+    DeliveryFactory(record=record, channel="sms", status="sent", tries=1)
+    page = signed_in(alice).get("/dashboard/otp/acme/log/?channel=sms").content.decode()
+    article = page[page.index(f'id="{record.pk}"'):]
+    assert article.index("whatsapp") < article.index("131026 not a WhatsApp user") < article.index(">sms<")
