@@ -10,6 +10,8 @@ from config.errors import ApplicationError
 from platform_app.models import EnvVar
 from platform_app.pages.base import client_ip, form_error, project_context, require
 from platform_app.services.env import env as services
+from platform_app.services.env.secret_scan import finding_ignore, finding_import
+from platform_app.services.env.selectors import secret_findings_open
 
 TYPES = [(t.value, t.label) for t in EnvVar.Type]
 
@@ -71,7 +73,8 @@ def env_page(request, org_id, project_id):
     for var in variables:
         var.shown = services.value_of(var) if (reveal or var.type == EnvVar.Type.PLAIN) else None
     context.update(tab="env", variables=variables, revealed=reveal, var_form=var_form, import_form=import_form,
-                   env_form=env_form, environments=services.environments_for(project))
+                   env_form=env_form, environments=services.environments_for(project),
+                   findings=list(secret_findings_open(project=project).order_by("-last_seen_at")))
     failed = var_form.errors or import_form.errors or env_form.errors
     return render(request, "platform_app/env/env.html", context, status=400 if failed else 200)
 
@@ -118,3 +121,21 @@ def environment_delete(request, org_id, project_id, environment_id):
     services.environment_delete(project=context["project"], environment_id=environment_id)
     messages.success(request, "Environment removed.")
     return redirect("project-env", org_id=context["workspace"].slug, project_id=context["project"].slug)
+
+
+@login_required
+@require_POST
+def finding_action(request, org_id, project_id, finding_id):
+    """A committed secret a build found: `import` it as a secret variable (key, environments) or `ignore` it."""
+    context = project_context(request, org_id, project_id)
+    require(context, "env:write")
+    project = context["project"]
+    if request.POST.get("action") == "ignore":
+        finding_ignore(project=project, finding_id=finding_id, actor=request.user)
+        messages.success(request, "Finding ignored; it will not come back.")
+    else:
+        targets = request.POST.getlist("targets") or ["production", "preview", "development"]
+        _, var = finding_import(project=project, finding_id=finding_id, key=request.POST.get("key", ""),
+                                targets=targets, actor=request.user, ip=client_ip(request))
+        messages.success(request, f"Imported as the secret {var.key}; remove it from the repository and redeploy.")
+    return redirect("project-env", org_id=context["workspace"].slug, project_id=project.slug)

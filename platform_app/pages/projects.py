@@ -130,36 +130,3 @@ def project_rollback(request, org_id, project_id):
                                                      actor=request.user, ip=client_ip(request))
     messages.success(request, f"Production now serves {target.pk} ({target.commit_sha[:7] or target.branch}).")
     return redirect("project", org_id=context["workspace"].slug, project_id=context["project"].slug)
-
-
-class SettingsForm(forms.Form):
-    name = forms.CharField(max_length=100)
-    production_branch = forms.CharField(max_length=200)
-    framework = forms.CharField(max_length=32, required=False, help_text="Empty = detected at each build.")
-    install_command = forms.CharField(max_length=500, required=False)
-    build_command = forms.CharField(max_length=500, required=False)
-    output_directory = forms.CharField(max_length=200, required=False)
-    start_command = forms.CharField(max_length=500, required=False)
-    root_directory = forms.CharField(max_length=200, required=False)
-    auto_deploy = forms.BooleanField(required=False, label="Deploy every push")
-
-
-@login_required
-def project_settings(request, org_id, project_id):
-    context = project_context(request, org_id, project_id)
-    project = context["project"]
-    initial = {name: getattr(project, name) for name in SettingsForm.base_fields}
-    form = SettingsForm(request.POST or None, initial=initial)
-    if request.method == "POST":
-        require(context, "admin")
-        if form.is_valid():
-            try:
-                project_services.project_update(project=project, actor=request.user, ip=client_ip(request),
-                                                **form.cleaned_data)
-            except ApplicationError as exc:
-                form_error(form, exc)
-            else:
-                messages.success(request, "Settings saved; they apply from the next deployment.")
-                return redirect("project-settings", org_id=context["workspace"].slug, project_id=project.slug)
-    context.update(tab="settings", form=form)
-    return render(request, "platform_app/projects/settings.html", context, status=400 if form.errors else 200)

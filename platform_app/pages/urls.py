@@ -2,7 +2,8 @@
 from django.urls import path
 
 from platform_app.api.domains.caddy_ask import caddy_ask
-from platform_app.pages import automation, deployments, domains, edge, env, identity, projects, teams, views
+from platform_app.pages import (agents, automation, deployments, domains, edge, env, identity, project_settings,
+                                 projects, teams, views)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -23,16 +24,22 @@ urlpatterns = [
     path("dashboard/<str:org_id>/tokens/", teams.tokens_page, name="workspace-tokens"),
     path("dashboard/<str:org_id>/tokens/<str:token_id>/revoke", teams.token_revoke, name="dashboard-token-revoke"),
     path("dashboard/<str:org_id>/audit/", teams.audit_page, name="workspace-audit"),
+    path("dashboard/<str:org_id>/agents/", agents.agents_page, name="workspace-agents"),
     # Projects and deployments (projects.py, deployments.py, env.py)
     path("dashboard/<str:org_id>/new/", projects.project_new, name="project-new"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/", projects.project_page, name="project"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/rollback", projects.project_rollback, name="project-rollback"),
-    path("dashboard/<str:org_id>/projects/<str:project_id>/settings/", projects.project_settings, name="project-settings"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/settings/", project_settings.project_settings,
+         name="project-settings"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/hooks/<str:hook_id>/delete", project_settings.hook_delete,
+         name="project-hook-delete"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/env/", env.env_page, name="project-env"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/env/<str:env_id>/delete", env.env_var_delete,
          name="project-env-delete"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/environments/<str:environment_id>/delete",
          env.environment_delete, name="project-environment-delete"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/secret-findings/<str:finding_id>", env.finding_action,
+         name="project-finding"),
     path("dashboard/<str:org_id>/deployments/<str:deployment_id>/", deployments.deployment_page, name="deployment"),
     path("dashboard/<str:org_id>/deployments/<str:deployment_id>/cancel", deployments.deployment_cancel,
          name="deployment-cancel"),

@@ -37,3 +37,9 @@ def rollback_candidates(*, project) -> set[str]:
     """Ids of the project's ready deployments production could be rolled back to."""
     return set(Deployment.objects.filter(project=project, status=Deployment.Status.READY)
                .exclude(pk=project.production_deployment_id).values_list("pk", flat=True))
+
+
+def deploy_hooks(*, project) -> list:
+    from platform_app.models import DeployHook
+
+    return list(DeployHook.objects.filter(project=project).order_by("name"))
