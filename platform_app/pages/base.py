@@ -8,14 +8,15 @@
 from config.errors import Forbidden
 from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
 from platform_app.services.projects.projects import project_get
-from platform_app.services.teams.workspaces import workspace_for_member
+from platform_app.services.teams.workspaces import workspace_for_member, workspaces_of
 
 
 def workspace_context(request, org_id: str) -> dict:
     """`workspace`, `membership` and `can` (scope → bool) for a signed-in member; 404 for anyone else."""
     workspace, membership = workspace_for_member(user=request.user, ref=org_id)
     can = {scope.replace(":", "_"): role_allows(membership.role, scope) for scope in ALL_SCOPES}
-    return {"workspace": workspace, "membership": membership, "can": can}
+    # `workspaces` (lazy: queried only where a page shows the switcher)
+    return {"workspace": workspace, "membership": membership, "can": can, "workspaces": workspaces_of(request.user)}
 
 
 def project_context(request, org_id: str, project_id: str) -> dict:

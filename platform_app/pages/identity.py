@@ -60,7 +60,8 @@ def sign_up(request):
         else:
             messages.success(request, "Welcome! Create a workspace to start deploying.")
             return _login(request, user)
-    return render(request, "platform_app/identity/sign_up.html", {"form": form}, status=400 if form.errors else 200)
+    return render(request, "platform_app/identity/sign_up.html", {"form": form, "next": safe_next(request, "")},
+                  status=400 if form.errors else 200)
 
 
 def sign_in(request):
@@ -138,7 +139,8 @@ def account(request):
             messages.success(request, "Password changed; your other sessions were signed out.")
             return redirect("account")
     return render(request, "platform_app/identity/account.html", {
-        "password_form": password_form, "factors": [{"id": mfa.factor_id(d), "name": d.name} for d in mfa.factors_confirmed(request.user)],
+        "password_form": password_form,
+        "factors": [{"id": mfa.factor_id(d), "name": d.name} for d in mfa.factors_confirmed(request.user)],
         "sessions": sessions_of(user=request.user),
     }, status=400 if password_form.errors else 200)
 

@@ -115,7 +115,10 @@ def project_page(request, org_id, project_id):
     extra = deployment_list_context(deployments=deployments)
     for d in deployments:
         d.queue_position, d.needs_redeploy = extra["queue_positions"][d.pk], extra["redeploy_flags"][d.pk]
-    context.update(tab="deployments", form=form, deployments=deployments, rollback_to=rollback_candidates(project=project))
+    context.update(tab="deployments", form=form, deployments=deployments, rollback_to=rollback_candidates(project=project),
+                   active=any(not d.is_finished for d in deployments))
+    if request.htmx and request.method == "GET":  # the table's own refresh while builds run
+        return render(request, "platform_app/projects/_deployments.html", context)
     return render(request, "platform_app/projects/project.html", context, status=400 if form.errors else 200)
 
 

@@ -14,7 +14,8 @@ from platform_app.services.identity import tokens as token_services
 from platform_app.services.identity.scopes import ALL_SCOPES
 from platform_app.services.teams import invitations, members
 from platform_app.services.teams.selectors import audit_events, invitations_pending, members_of, tokens_of
-from platform_app.services.teams.workspaces import workspace_create, workspace_update, workspaces_of
+from platform_app.services.teams.workspaces import (workspace_create, workspace_for_member, workspace_update,
+                                                   workspaces_of)
 
 ROLE_CHOICES = [(r.value, r.label) for r in Role]
 
@@ -41,6 +42,13 @@ def dashboard(request):
         "memberships": workspaces_of(request.user), "form": form,
         "invitations": invitations.invitations_for_user(request.user),
     }, status=400 if form.errors else 200)
+
+
+@login_required
+def workspace_switch(request):
+    """The workspace switcher's target (a GET form, so it works without JavaScript)."""
+    workspace, _ = workspace_for_member(user=request.user, ref=request.GET.get("to", "")[:64])
+    return redirect("dashboard-workspace", org_id=workspace.slug)
 
 
 @login_required

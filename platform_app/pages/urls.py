@@ -18,6 +18,7 @@ urlpatterns = [
     path("invitations/<str:token>", teams.invitation_page, name="invitation"),
     # Workspaces (teams.py)
     path("dashboard/", teams.dashboard, name="dashboard"),
+    path("dashboard/switch/", teams.workspace_switch, name="workspace-switch"),
     path("dashboard/<str:org_id>/", teams.workspace_page, name="dashboard-workspace"),
     path("dashboard/<str:org_id>/settings/", teams.workspace_settings, name="workspace-settings"),
     path("dashboard/<str:org_id>/members/<str:member_id>", teams.member_change, name="member-change"),

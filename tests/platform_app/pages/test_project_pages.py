@@ -180,3 +180,15 @@ def test_env_page_by_role(developer, viewer, project):
     assert viewer.post("/dashboard/acme/projects/site/env/", {
         "action": "add", "v-key": "X", "v-value": "1", "v-type": "plain", "v-targets": ["production"]}).status_code == 403
     assert not EnvVar.objects.exists()
+
+
+def test_deployments_table_refreshes_itself_with_htmx_while_a_build_runs(owner, project):
+    running = DeploymentFactory(project=project, status="building")
+    page = owner.get("/dashboard/acme/projects/site/").content.decode()
+    assert 'hx-trigger="every 3s"' in page
+    fragment = owner.get("/dashboard/acme/projects/site/", headers={"HX-Request": "true"}).content.decode()
+    assert "<html" not in fragment and 'id="deployments"' in fragment and "badge-building" in fragment
+    running.status = "ready"
+    running.save()
+    fragment = owner.get("/dashboard/acme/projects/site/", headers={"HX-Request": "true"}).content.decode()
+    assert "hx-trigger" not in fragment and "badge-ready" in fragment

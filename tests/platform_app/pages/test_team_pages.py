@@ -117,3 +117,25 @@ def test_signed_out_pages_redirect_to_sign_in():
     for path in ("/dashboard/acme/", "/dashboard/acme/new/", "/dashboard/account/", "/invitations/x"):
         resp = Client().get(path)
         assert resp.status_code == 302 and resp["Location"].startswith("/dashboard/login/")
+
+
+def test_workspace_switcher_goes_to_a_workspace_of_the_member_only(owner, charlie):
+    owner.post("/dashboard/", {"name": "Other"})
+    page = owner.get("/dashboard/acme/").content.decode()
+    assert '<option value="other"' in page and '<option value="acme" selected' in page
+    resp = owner.get("/dashboard/switch/", {"to": "other"})
+    assert resp.status_code == 302 and resp["Location"] == "/dashboard/other/"
+    assert owner.get("/dashboard/switch/", {"to": "charlies"}).status_code == 404
+
+
+def test_sign_up_from_an_invitation_link_comes_back_to_it(db):
+    resp = Client().get("/invitations/sometoken")
+    assert resp["Location"] == "/dashboard/login/?next=/invitations/sometoken"
+    page = Client().get("/dashboard/signup/", {"next": "/invitations/sometoken"}).content.decode()
+    assert 'name="next" value="/invitations/sometoken"' in page
+    resp = Client().post("/dashboard/signup/?next=/invitations/sometoken",
+                         {"email": "new@example.com", "password": "a-long-enough-passphrase"})
+    assert resp.status_code == 302 and resp["Location"] == "/invitations/sometoken"
+    resp = Client().post("/dashboard/signup/?next=//evil.example/", {"email": "n2@example.com",
+                                                                      "password": "a-long-enough-passphrase"})
+    assert resp["Location"] == "/dashboard/"
