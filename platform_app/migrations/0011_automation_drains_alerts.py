@@ -31,6 +31,7 @@ class Migration(migrations.Migration):
                                                      null=True)),
                 ("build_cursor", models.BigIntegerField(default=0, help_text="last delivered LogLine id")),
                 ("runtime_cursor", models.BigIntegerField(default=0, help_text="last delivered RuntimeLogLine id")),
+                ("firewall_cursor", models.BigIntegerField(default=0, help_text="last delivered FirewallEvent id")),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("project", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="log_drains",
                                               to="platform_app.project")),

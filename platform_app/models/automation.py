@@ -93,6 +93,7 @@ class LogDrain(models.Model):
     lease_until = models.DateTimeField(null=True, blank=True, help_text="a worker is delivering until then")
     build_cursor = models.BigIntegerField(default=0, help_text="last delivered LogLine id")
     runtime_cursor = models.BigIntegerField(default=0, help_text="last delivered RuntimeLogLine id")
+    firewall_cursor = models.BigIntegerField(default=0, help_text="last delivered FirewallEvent id")
     created_at = models.DateTimeField(default=now)
 
     class Meta:

@@ -20,15 +20,15 @@ from django.utils import timezone
 
 from config.errors import Conflict, NotFound, ValidationFailed
 from config.outbound import OutboundRefused, outbound_check, outbound_request
-from platform_app.models import LogDrain, LogDrainDelivery, LogLine, RuntimeLogLine
+from platform_app.models import FirewallEvent, LogDrain, LogDrainDelivery, LogLine, RuntimeLogLine
 from platform_app.services.automation.signing import SIGNATURE_HEADER, secret_new, secret_of, signature
 
 logger = logging.getLogger(__name__)
 
 SOURCES = ("build", "runtime", "edge", "firewall")
-# Sources whose lines the platform stores today; `edge` (access log) and `firewall` are accepted and deliver
-# nothing until their tables exist (docs/automation.md).
-STORED_SOURCES = ("build", "runtime")
+# `build` (LogLine), `runtime` (RuntimeLogLine) and `firewall` (FirewallEvent, whatever the environments filter
+# says: the firewall guards every address) are delivered; `edge` (an access log) is accepted and delivers nothing
+# until the platform stores one (docs/automation.md).
 CONTENT_TYPES = {"json": "application/json", "ndjson": "application/x-ndjson"}
 USER_AGENT = "svc-log-drain/1"
 
@@ -87,9 +87,11 @@ def drain_create(*, project, url: str, format: str = "json", sources: list[str],
     last_build = LogLine.objects.filter(deployment__project=project).order_by("-pk").values_list("pk", flat=True)
     last_runtime = (RuntimeLogLine.objects.filter(deployment__project=project).order_by("-pk")
                     .values_list("pk", flat=True))
+    last_firewall = FirewallEvent.objects.filter(project=project).order_by("-pk").values_list("pk", flat=True)
     drain = LogDrain.objects.create(project=project, url=url.strip(), format=format, sources=sources,
                                     environments=environments, sampling_rate=sampling_rate, secret_encrypted=encrypted,
-                                    build_cursor=last_build.first() or 0, runtime_cursor=last_runtime.first() or 0)
+                                    build_cursor=last_build.first() or 0, runtime_cursor=last_runtime.first() or 0,
+                                    firewall_cursor=last_firewall.first() or 0)
     return drain, plain
 
 
@@ -145,7 +147,7 @@ def _pending(drain: LogDrain, limit: int) -> tuple[list[dict], dict]:
     """Up to `limit` entries after the cursors (oldest first, build lines before runtime lines of the same pass)
     and the cursors they move to (including lines passed over by sampling)."""
     envs = Q(deployment__env__in=drain.environments) if drain.environments else Q()
-    entries, cursors = [], {"build_cursor": drain.build_cursor, "runtime_cursor": drain.runtime_cursor}
+    entries, cursors = [], _cursors(drain)
     if "build" in drain.sources:
         rows = (LogLine.objects.filter(envs, deployment__project_id=drain.project_id, pk__gt=drain.build_cursor)
                 .select_related("deployment").order_by("pk")[:limit])
@@ -161,7 +163,24 @@ def _pending(drain: LogDrain, limit: int) -> tuple[list[dict], dict]:
             cursors["runtime_cursor"] = line.pk
             if _sampled(drain, "runtime", line.pk):
                 entries.append(_entry("runtime", line, line.deployment, instanceId=line.instance_id or None))
+    if "firewall" in drain.sources and len(entries) < limit:
+        events = (FirewallEvent.objects.filter(project_id=drain.project_id, pk__gt=drain.firewall_cursor)
+                  .order_by("pk")[:limit - len(entries)])
+        for event in events:
+            cursors["firewall_cursor"] = event.pk
+            if _sampled(drain, "firewall", event.pk):
+                entries.append({"id": f"firewall-{event.pk}", "source": "firewall", "projectId": drain.project_id,
+                                "deploymentId": None, "environment": None, "branch": None,
+                                "timestamp": event.at.isoformat(),
+                                "message": f"{event.action} {event.method} {event.path} from {event.ip}",
+                                "ruleId": event.rule_id, "action": event.action, "ip": event.ip,
+                                "method": event.method, "path": event.path, "userAgent": event.user_agent})
     return entries, cursors
+
+
+def _cursors(drain: LogDrain) -> dict:
+    return {"build_cursor": drain.build_cursor, "runtime_cursor": drain.runtime_cursor,
+            "firewall_cursor": drain.firewall_cursor}
 
 
 def _entry(source: str, line, deployment, **extra) -> dict:
@@ -186,7 +205,7 @@ def drain_deliver(*, drain_id: str, now=None) -> int:
         while True:
             entries, cursors = _pending(drain, settings.DRAIN_BATCH_MAX_LINES)
             if not entries:
-                if cursors != {"build_cursor": drain.build_cursor, "runtime_cursor": drain.runtime_cursor}:
+                if cursors != _cursors(drain):
                     LogDrain.objects.filter(pk=drain.pk).update(**cursors)  # only sampled-out lines
                 return sent
             full = len(entries) >= settings.DRAIN_BATCH_MAX_LINES

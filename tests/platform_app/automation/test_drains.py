@@ -222,3 +222,18 @@ def test_delete(alice_client, project, httpserver):
     assert alice_client.delete(url(project, f"/{drain_id}")).json() == {"deleted": True}
     assert not LogDrain.objects.exists()
     assert alice_client.delete(url(project, f"/{drain_id}")).status_code == 404
+
+
+def test_firewall_events_are_delivered_whatever_the_environment_filter(alice_client, project, httpserver, travel):
+    from platform_app.models import FirewallEvent
+
+    FirewallEvent.objects.create(project=project, rule_id="fw_old", action="deny", ip="203.0.113.9", method="GET",
+                                 path="/before")  # before the drain existed: not sent
+    create(alice_client, project, httpserver, sources=["firewall"], environments=["production"])
+    FirewallEvent.objects.create(project=project, rule_id="fw_1", action="deny", ip="203.0.113.7", method="POST",
+                                 path="/wp-login.php", user_agent="scanner")
+    httpserver.expect_request("/in").respond_with_data("ok")
+    deliver(travel, 10)
+    entry, = json.loads(httpserver.log[0][0].get_data())
+    assert entry["source"] == "firewall" and entry["path"] == "/wp-login.php" and entry["action"] == "deny"
+    assert entry["message"] == "deny POST /wp-login.php from 203.0.113.7" and entry["ruleId"] == "fw_1"
