@@ -154,6 +154,11 @@ def test_sign_in_and_sign_up_errors_are_shown_and_nobody_is_signed_in(carla, dat
     assert not UserFactory._meta.model.objects.filter(email="new@example.com").exists()
 
 
+def test_a_signed_in_visitor_goes_straight_on(carla):
+    resp = browser(carla).get("/warehouses/account/?next=/warehouses/depot-glen/quote%3Fquantity%3D3")
+    assert resp.status_code == 302 and resp["Location"] == "/warehouses/depot-glen/quote?quantity=3"
+
+
 def test_next_never_leaves_the_site(carla):
     resp = browser().post("/warehouses/account/", {"action": "sign-in", "next": "//evil.example/x",
                                                    "in-email": carla.email, "in-password": PASSWORD})

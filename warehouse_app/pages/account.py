@@ -64,6 +64,8 @@ def _safe_next(request, default: str) -> str:
 def account(request):
     """Sign in, or create an account, then go on to `next`."""
     next_url = _safe_next(request, reverse("warehouses-my"))
+    if request.method == "GET" and request.user.is_authenticated:
+        return redirect(next_url)  # signed in meanwhile (another tab): straight on
     sign_in_form, sign_up_form = SignInForm(prefix="in"), SignUpForm(prefix="up")
     status = 200
     if request.method == "POST":
