@@ -3,10 +3,9 @@
 have yet), and the note says so; a rule fires when value >= threshold (docs/automation.md)."""
 from datetime import timedelta
 
-from django.apps import apps
 from django.db.models import Q
 
-from platform_app.models import CronRun, Deployment
+from platform_app.models import CronRun, Deployment, Domain
 from platform_app.services.agents.agents import is_runtime, running_instance
 from platform_app.services.automation import edge_metrics
 
@@ -59,13 +58,8 @@ def instance_down(project, since, now):
 
 
 def domain_misconfigured(project, since, now):
-    try:
-        domain = apps.get_model("platform_app", "Domain")
-    except LookupError:
-        return None, "Domains are not stored on this platform yet."
-    if "status" not in {f.name for f in domain._meta.fields}:
-        return None, "Domains have no status yet."
-    return float(domain.objects.filter(project=project, status="misconfigured").count()), ""
+    """Domains whose DNS check found records that no longer point at the platform (a state, not a window)."""
+    return float(Domain.objects.filter(project=project, status=Domain.Status.MISCONFIGURED).count()), ""
 
 
 def usage_cap(project, since, now):
