@@ -2,6 +2,7 @@
 from urllib.parse import urlsplit
 
 from .core import SITE_URL, env
+from .deployments import ARTIFACT_ROOT
 from .teams import DEPLOY_DOMAIN
 
 # What a domain's DNS must carry to be verified (any one suffices), published at
@@ -41,6 +42,11 @@ CADDY_HTTP_PORT = env.int("CADDY_HTTP_PORT", default=80)
 # `acme` (public certificates, Let's Encrypt / ZeroSSL) or `internal` (Caddy's own CA: development, tests).
 CADDY_TLS_ISSUER = env("CADDY_TLS_ISSUER", default="acme")
 CADDY_ACME_EMAIL = env("CADDY_ACME_EMAIL", default="")
+# Custom domains serving a plain static site (no firewall rule, no analytics, no redirect or branch) are
+# answered by Caddy from the artifact folder, as the edge would (docs/domains.md). Caddy must read ARTIFACT_ROOT,
+# at CADDY_ARTIFACT_ROOT as it sees it (the same machine, or the same shared folder).
+CADDY_FILE_SERVER = env.bool("CADDY_FILE_SERVER", default=False)
+CADDY_ARTIFACT_ROOT = env("CADDY_ARTIFACT_ROOT", default=str(ARTIFACT_ROOT))
 # The ask also allows the platform's own names (DOMAINS_RESERVED, `<project>.DEPLOY_DOMAIN` and deployment hosts),
 # so one Caddy fronts everything; off when those get a wildcard certificate elsewhere.
 CADDY_ASK_PLATFORM_NAMES = env.bool("CADDY_ASK_PLATFORM_NAMES", default=True)

@@ -16,15 +16,12 @@ from django.utils import timezone
 
 from config import outbound
 from config.errors import Conflict, NotFound, ValidationFailed
-from config.jobs import enqueue
 from platform_app.models import Domain
+from platform_app.services.domains import caddy  # noqa: F401 - its signals push Caddy's configuration after saves
 from platform_app.services.domains.names import hostname_normalize, hostname_reserved
 from platform_app.services.teams.audit import audit_record
 
 logger = logging.getLogger(__name__)
-
-CADDY_SYNC_TASK = "platform_app.tasks.domains.caddy_sync"
-
 
 # What the platform asks for ---------------------------------------------------------------
 
@@ -77,12 +74,6 @@ def domain_get(*, project, domain_id: str) -> Domain:
 
 
 # Changing ---------------------------------------------------------------------------------
-
-def _caddy_changed() -> None:
-    """The TLS proxy's configuration follows the domains (a no-op without CADDY_ADMIN_URL)."""
-    if settings.CADDY_ADMIN_URL:
-        enqueue(CADDY_SYNC_TASK)
-
 
 def _redirect_target(project, domain_name: str, value) -> str:
     """`redirectTo` names another domain of the project that does not redirect itself (no chains)."""
@@ -170,7 +161,6 @@ def domain_set_primary(*, project, domain_id: str, actor=None, ip: str = "") -> 
     domain.save(update_fields=["primary", "redirect_to"])
     audit_record(workspace=project.workspace, actor=actor, action="domain.primary", target=domain,
                  data={"name": domain.name}, ip=ip)
-    _caddy_changed()
     return domain
 
 
@@ -183,7 +173,6 @@ def domain_remove(*, project, domain_id: str, actor=None, ip: str = "") -> None:
     audit_record(workspace=project.workspace, actor=actor, action="domain.removed", target=domain,
                  data={"name": domain.name}, ip=ip)
     domain.delete()
-    _caddy_changed()
 
 
 # Checking ---------------------------------------------------------------------------------
@@ -261,8 +250,10 @@ def domain_check(*, domain: Domain, actor=None, ip: str = "") -> Domain:
                 domain.verified_at = now
             audit_record(workspace=domain.project.workspace, actor=actor, action=f"domain.{status}", target=domain,
                          data={"name": domain.name, "from": before, "to": status, "found": found}, ip=ip)
-            _caddy_changed()
-        domain.save()
+            domain.save()
+        else:  # a check only: no signal listener needs to act on it (caddy.CHECK_FIELDS)
+            domain.save(update_fields=["check_failures", "last_check_at", "last_check_found", "last_check_error",
+                                       "next_check_at"])
     return domain
 
 

@@ -81,3 +81,76 @@ def test_an_unreachable_caddy_is_logged(settings, caplog):
     settings.CADDY_ADMIN_URL, settings.CADDY_TIMEOUT_SECONDS = f"http://127.0.0.1:{free_port()}", 1.0
     assert caddy_sync() is False
     assert "did not answer" in caplog.text
+
+
+@pytest.fixture
+def file_server(admin_api, settings, tmp_path):
+    settings.CADDY_FILE_SERVER, settings.CADDY_ARTIFACT_ROOT = True, "/srv/artifacts"
+    admin_api.expect_request("/load", method="POST").respond_with_data("", status=200)
+    return admin_api
+
+
+def served_from_disk(config) -> dict:
+    """host → the folder Caddy serves it from."""
+    found = {}
+    for route in config["apps"]["http"]["servers"]["platform"]["routes"]:
+        if "match" in route:
+            (host,) = route["match"][0]["host"]
+            found[host] = route["handle"][0]["routes"][0]["handle"][0]["root"]
+    return found
+
+
+def test_caddy_serves_plain_static_sites_from_disk(project, workspace, file_server):
+    from platform_app.models import AnalyticsSettings, FirewallRule
+    from platform_app.services.domains.caddy import caddy_config
+    from tests.platform_app.domains.factories import DomainFactory, ready_deployment
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    static = DomainFactory(project=project, name="www.example.com", status="verified")
+    DomainFactory(project=project, name="pending.example.com")
+    DomainFactory(project=project, name="old.example.com", status="verified", redirect_to="www.example.com")
+    DomainFactory(project=project, name="staging.example.com", status="verified", git_branch="staging")
+    guarded, counted, running = (ProjectFactory(workspace=workspace, slug=s) for s in ("guarded", "counted", "app"))
+    for other, name in ((guarded, "guarded.example.com"), (counted, "counted.example.com"), (running, "app.example.com")):
+        ready_deployment(other, {"index.html": "x"})
+        DomainFactory(project=other, name=name, status="verified")
+    FirewallRule.objects.create(project=guarded, name="block", action="deny",
+                                conditions=[{"field": "path", "op": "prefix", "value": "/admin"}])
+    AnalyticsSettings.objects.create(project=counted, enabled=True)
+    running.production_deployment.snapshot = {"start": "node server.js"}
+    running.production_deployment.save()
+
+    config = caddy_config()
+    deployment = project.production_deployment
+    assert served_from_disk(config) == {"www.example.com": f"/srv/artifacts/{deployment.artifact_path}"}
+    site = config["apps"]["http"]["servers"]["platform"]["routes"][0]["handle"][0]["routes"]
+    assert site[0]["handle"][1]["response"]["set"] == {"X-Deployment-Id": [deployment.pk],
+                                                       "Cache-Control": ["public, max-age=3600"]}
+    assert site[2]["handle"][0]["response"]["set"] == {"Cache-Control": ["public, max-age=0, must-revalidate"]}
+    (error_route,) = config["apps"]["http"]["servers"]["platform"]["errors"]["routes"]
+    assert error_route["match"] == [{"host": ["www.example.com"]}]
+    # everything else still goes to the platform
+    assert config["apps"]["http"]["servers"]["platform"]["routes"][-1]["handle"][0]["handler"] == "reverse_proxy"
+    # a primary elsewhere turns this one into a redirect: the edge's job again
+    DomainFactory(project=project, name="example.com", status="verified", primary=True)
+    assert set(served_from_disk(caddy_config())) == {"example.com"}
+    static.delete()
+    assert set(served_from_disk(caddy_config())) == {"example.com"}
+
+
+def test_what_a_host_serves_changing_pushes_again(alice_client, url, project, zone, file_server,
+                                                  django_capture_on_commit_callbacks):
+    from platform_app.services.domains.domains import domains_recheck
+    from tests.platform_app.domains.factories import ready_deployment
+
+    created = alice_client.post(url, {"name": "www.example.com"}, format="json").json()
+    zone.set("www.example.com", "A", "203.0.113.10")
+    with django_capture_on_commit_callbacks(execute=True):
+        alice_client.post(f"{url}/{created['id']}/verify", {}, format="json")
+    assert list(served_from_disk(loads(file_server)[-1])) == ["www.example.com"]
+    with django_capture_on_commit_callbacks(execute=True):
+        domains_recheck(now=Domain.objects.get().next_check_at)  # still verified: a check pushes nothing
+    assert len(loads(file_server)) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        newer = ready_deployment(project, {"index.html": "v2"})  # promoted: the project now points at it
+    assert served_from_disk(loads(file_server)[-1])["www.example.com"].endswith(newer.artifact_path)

@@ -51,6 +51,8 @@ def seeded(scratch, django_db_blocker):
     root = scratch.data_dir / "artifacts" / deployment.pk
     root.mkdir(parents=True)
     (root / "index.html").write_text("<h1>served over TLS</h1>")
+    (root / "404.html").write_text("<p>no such page</p>")
+    (root / "style.css").write_text("h1 {}")
     return deployment
 
 
@@ -72,10 +74,11 @@ def caddy(tmp_path):
         process.stop()
 
 
-def https_get(port: int, name: str, verify):
-    """GET / from Caddy on 127.0.0.1:`port` as a browser asking for `name` (SNI and Host)."""
+def https_get(port: int, name: str, verify, path: str = "/"):
+    """GET `path` from Caddy on 127.0.0.1:`port` as a browser asking for `name` (SNI and Host)."""
     with httpx.Client(verify=verify, timeout=10) as client:
-        return client.get(f"https://{LOOPBACK}:{port}/", headers={"Host": name}, extensions={"sni_hostname": name})
+        return client.get(f"https://{LOOPBACK}:{port}{path}", headers={"Host": name},
+                          extensions={"sni_hostname": name})
 
 
 def test_caddy_serves_verified_domains_only(scratch, seeded, caddy, tmp_path, settings, django_db_blocker):
@@ -111,5 +114,19 @@ def test_caddy_serves_verified_domains_only(scratch, seeded, caddy, tmp_path, se
             Domain.objects.filter(name="pending.example.com").update(status=Domain.Status.VERIFIED)
         resp = https_get(https, "pending.example.com", trusted)
         assert resp.status_code == 200 and resp.text == "<h1>served over TLS</h1>"
+
+        # static sites straight from the artifact folder: they keep working with the platform stopped
+        settings.CADDY_FILE_SERVER, settings.CADDY_ARTIFACT_ROOT = True, str(scratch.data_dir / "artifacts")
+        with django_db_blocker.unblock(), default_database(scratch):
+            assert caddy_sync() is True, caddy.log_tail()
+        web.stop()
+        page = https_get(https, "www.example.com", trusted)
+        assert page.status_code == 200 and page.text == "<h1>served over TLS</h1>"
+        assert page.headers["Server"] == "Caddy" and page.headers["X-Deployment-Id"] == seeded.pk
+        assert page.headers["Cache-Control"] == "public, max-age=0, must-revalidate"
+        asset = https_get(https, "www.example.com", trusted, "/style.css")
+        assert asset.text == "h1 {}" and asset.headers["Cache-Control"] == "public, max-age=3600"
+        missing = https_get(https, "pending.example.com", trusted, "/nope")
+        assert missing.status_code == 404 and missing.text == "<p>no such page</p>"
     finally:
         web.stop()
