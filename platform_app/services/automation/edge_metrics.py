@@ -14,6 +14,18 @@ logger = logging.getLogger(__name__)
 BUCKETS_MS = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000)
 
 
+_last_warning = float("-inf")
+
+
+def _warn(what: str, exc: Exception) -> None:
+    """At most one warning a minute: a cache outage must not add a log line to every served request."""
+    global _last_warning
+    now = time.monotonic()
+    if now - _last_warning >= 60:
+        _last_warning = now
+        logger.warning("edge metrics %s (%s: %s)", what, type(exc).__name__, exc)
+
+
 def _minute(at: float) -> int:
     return int(at) // 60
 
@@ -49,7 +61,7 @@ def record(project_id: str, status: int, duration_seconds: float, *, at: float |
             except ValueError:
                 cache.set(k, 1, timeout=ttl)
     except Exception as exc:  # noqa: BLE001 - the cache is down or refuses: metrics are best effort
-        logger.warning("edge metrics not recorded (%s: %s)", type(exc).__name__, exc)
+        _warn("not recorded", exc)
 
 
 def window(project_id: str, minutes: int, *, now: float | None = None) -> dict:
@@ -60,7 +72,7 @@ def window(project_id: str, minutes: int, *, now: float | None = None) -> dict:
     try:
         values = cache.get_many(keys)
     except Exception as exc:  # noqa: BLE001
-        logger.warning("edge metrics unreadable (%s: %s)", type(exc).__name__, exc)
+        _warn("unreadable", exc)
         values = {}
 
     def total(name):

@@ -260,3 +260,11 @@ def test_a_slow_build_fires_build_duration(client, workspace, smtp, httpserver, 
     Deployment.objects.create(project=project, branch="main", status=Deployment.Status.READY,
                               started_at=now - timedelta(minutes=12), finished_at=now)
     assert evaluate() == 1 and AlertRule.objects.get().last_value == 720 and len(smtp) == 1
+
+
+def test_the_edge_serves_while_the_metrics_cache_is_down(served_project, httpserver, redis_down):
+    from django.test import Client
+
+    httpserver.expect_request("/").respond_with_data("home")
+    resp = Client().get("/", HTTP_HOST=f"{served_project.slug}.localhost")
+    assert resp.status_code == 200 and resp.content == b"home"
