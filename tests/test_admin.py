@@ -17,6 +17,7 @@ from tests.platform_app.agents import factories as agents
 from tests.platform_app.automation import factories as automation
 from tests.platform_app.deployments import factories as deploy
 from tests.platform_app.domains import factories as domains
+from tests.platform_app.edge import factories as edge
 from tests.platform_app.env import factories as env
 from tests.platform_app.identity import factories as identity
 from tests.platform_app.projects import factories as projects
@@ -48,6 +49,9 @@ FACTORIES = {
     platform.EnvVarSlot: env.EnvVarSlotFactory, platform.SecretFinding: env.SecretFindingFactory,
     platform.PreviewProtection: env.PreviewProtectionFactory,
     platform.Domain: domains.DomainFactory,
+    platform.FirewallRule: edge.FirewallRuleFactory, platform.FirewallEvent: edge.FirewallEventFactory,
+    platform.AnalyticsSettings: edge.AnalyticsSettingsFactory, platform.AnalyticsEvent: edge.AnalyticsEventFactory,
+    platform.AnalyticsVisitor: edge.AnalyticsVisitorFactory, platform.AnalyticsVitalHour: edge.AnalyticsVitalHourFactory,
     platform.CronJob: automation.CronJobFactory, platform.CronRun: automation.CronRunFactory,
     platform.LogDrain: automation.LogDrainFactory, platform.LogDrainDelivery: automation.LogDrainDeliveryFactory,
     platform.AlertRule: automation.AlertRuleFactory, platform.Alert: automation.AlertFactory,

@@ -3,7 +3,8 @@ import factory
 from django.utils import timezone
 from factory.django import DjangoModelFactory
 
-from platform_app.models import AnalyticsEvent, AnalyticsSettings, FirewallEvent, FirewallRule
+from platform_app.models import (AnalyticsEvent, AnalyticsSettings, AnalyticsVisitor, AnalyticsVitalHour, FirewallEvent,
+                                 FirewallRule)
 from tests.platform_app.projects.factories import ProjectFactory
 
 
@@ -49,3 +50,27 @@ class AnalyticsEventFactory(DjangoModelFactory[AnalyticsEvent]):
     path = "/"
     visitor = factory.Sequence(lambda n: f"v{n:031d}")
     at = factory.LazyFunction(timezone.now)
+
+
+class AnalyticsVisitorFactory(DjangoModelFactory[AnalyticsVisitor]):
+    class Meta:
+        model = AnalyticsVisitor
+
+    project = factory.SubFactory(ProjectFactory)
+    day = factory.LazyFunction(lambda: timezone.now().date())
+    visitor = factory.Sequence(lambda n: f"r{n:031d}")
+    page_views = 1
+    paths = factory.LazyFunction(lambda: {"/": 1})
+    first_at = factory.LazyFunction(timezone.now)
+
+
+class AnalyticsVitalHourFactory(DjangoModelFactory[AnalyticsVitalHour]):
+    class Meta:
+        model = AnalyticsVitalHour
+
+    project = factory.SubFactory(ProjectFactory)
+    hour = factory.LazyFunction(lambda: timezone.now().replace(minute=0, second=0, microsecond=0))
+    path = "/"
+    name = "LCP"
+    histogram = factory.LazyFunction(lambda: {"1200": 2})
+    samples = 2
