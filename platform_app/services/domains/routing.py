@@ -33,6 +33,7 @@ def domain_resolve(host: str):
     """For a request's host name (no port, lower case): None when it is no custom domain the edge serves
     (the platform handles the request), a `DomainRedirect`, the `Deployment` to serve, or False (a verified
     domain with nothing deployed yet: the edge's 404). One indexed query on the name; a branch domain adds one."""
+    host = host.rstrip(".")  # the fully qualified form names the same domain
     if _platform_host(host):
         return None
     primary = Domain.objects.filter(project=OuterRef("project"), primary=True, status=Domain.Status.VERIFIED)

@@ -34,6 +34,7 @@ def test_a_verified_domain_is_served_and_an_unverified_one_is_not(alice_client, 
     assert resp.status_code == 200 and resp.content == b"<p>about</p>"
     assert resp["X-Deployment-Id"] == project.production_deployment_id
     assert client.get("/", HTTP_HOST="WWW.example.com:8443").content == b"<h1>shop</h1>"
+    assert client.get("/", HTTP_HOST="www.example.com.").content == b"<h1>shop</h1>"
     # removed: no longer served
     alice_client.delete(f"{url}/{created['id']}")
     assert client.get("/about", HTTP_HOST="www.example.com").status_code == 400
