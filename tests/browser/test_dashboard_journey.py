@@ -88,3 +88,12 @@ def test_sign_up_to_rollback(live_platform, page):
                        ("/dashboard/journey-team/projects/hello/settings/", "project-settings")):
         page.goto(base + path)
         check(page, name)
+
+    # a phone: the page never scrolls sideways (tables scroll inside their wrapper)
+    page.set_viewport_size({"width": 360, "height": 740})
+    for path, name in (("/dashboard/journey-team/projects/hello/", "project-phone"),
+                       ("/dashboard/journey-team/projects/hello/env/", "environment-phone")):
+        page.goto(base + path)
+        assert page.evaluate("document.documentElement.scrollWidth") <= 360
+        check(page, name)
+    page.set_viewport_size({"width": 1280, "height": 800})
