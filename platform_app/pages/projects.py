@@ -79,7 +79,8 @@ def project_new(request, org_id):
             except ApplicationError as exc:
                 form_error(form, exc)
                 detection = None
-    context.update(template_form=template_form, git_form=git_form, detection=detection, templates=templates_list())
+    context.update(tab="projects", template_form=template_form, git_form=git_form, detection=detection,
+                   templates=templates_list())
     return render(request, "platform_app/projects/new.html", context,
                   status=400 if template_form.errors or git_form.errors else 200)
 

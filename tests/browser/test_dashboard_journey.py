@@ -97,3 +97,9 @@ def test_sign_up_to_rollback(live_platform, page):
         assert page.evaluate("document.documentElement.scrollWidth") <= 360
         check(page, name)
     page.set_viewport_size({"width": 1280, "height": 800})
+
+    # dark mode (prefers-color-scheme) keeps its contrast
+    page.emulate_media(color_scheme="dark")
+    page.goto(first_url)
+    check(page, "deployment-dark")
+    page.emulate_media(color_scheme="light")
