@@ -38,7 +38,8 @@ def domains_page(request, org_id, project_id):
                 form.add_error("name", exc.message)
             else:
                 messages.success(request, f"{domain.name} added: create one of its DNS records, then verify it.")
-                return redirect("dashboard-domains", org_id=context["workspace"].slug, project_id=context["project"].pk)
+                return redirect("dashboard-domains", org_id=context["workspace"].slug,
+                                project_id=context["project"].slug)
     context.update(tab="domains", form=form, rows=_rows(context["project"]), targets=services.verification_targets())
     return render(request, "platform_app/domains/domains.html", context, status=400 if form.errors else 200)
 
@@ -66,4 +67,4 @@ def domain_action(request, org_id, project_id, domain_id, action):
         messages.error(request, exc.message)
     else:
         messages.success(request, message.format(name=domain.name, status=getattr(result, "status", "")))
-    return redirect("dashboard-domains", org_id=context["workspace"].slug, project_id=context["project"].pk)
+    return redirect("dashboard-domains", org_id=context["workspace"].slug, project_id=context["project"].slug)

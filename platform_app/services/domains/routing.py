@@ -65,7 +65,8 @@ def _platform_tls_name(name: str) -> bool:
     if Project.objects.filter(slug=label).exists():
         return True
     slug, _, short = label.rpartition("-")
-    return bool(slug and short) and Deployment.objects.filter(project__slug=slug, pk__startswith=f"dpl_{short}").exists()
+    return bool(slug and short) and Deployment.objects.filter(project__slug=slug,
+                                                              pk__startswith=f"dpl_{short}").exists()
 
 
 def tls_allowed(name: str) -> bool:

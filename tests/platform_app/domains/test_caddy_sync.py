@@ -111,7 +111,8 @@ def test_caddy_serves_plain_static_sites_from_disk(project, workspace, file_serv
     DomainFactory(project=project, name="old.example.com", status="verified", redirect_to="www.example.com")
     DomainFactory(project=project, name="staging.example.com", status="verified", git_branch="staging")
     guarded, counted, running = (ProjectFactory(workspace=workspace, slug=s) for s in ("guarded", "counted", "app"))
-    for other, name in ((guarded, "guarded.example.com"), (counted, "counted.example.com"), (running, "app.example.com")):
+    for other, name in ((guarded, "guarded.example.com"), (counted, "counted.example.com"),
+                        (running, "app.example.com")):
         ready_deployment(other, {"index.html": "x"})
         DomainFactory(project=other, name=name, status="verified")
     FirewallRule.objects.create(project=guarded, name="block", action="deny",

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def page(project):
-    return f"/dashboard/acme/projects/{project.pk}/domains/"
+    return f"/dashboard/acme/projects/{project.slug}/domains/"
 
 
 def signed_in(user, **kwargs) -> Client:
