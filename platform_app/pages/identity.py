@@ -14,9 +14,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError, NotFound
-from platform_app.models import User
 from platform_app.pages.base import client_ip, form_error, safe_next
 from platform_app.services.identity import auth, mfa
+from platform_app.services.identity.selectors import active_user
 from platform_app.services.teams.selectors import session_of, sessions_of
 
 MFA_STEP_SECONDS = 300  # how long a correct password waits for its code
@@ -93,7 +93,7 @@ def sign_in(request):
 
 def _second_factor(request, pending):
     form = CodeForm(request.POST)
-    user = User.objects.filter(pk=pending["user"], is_active=True).first()
+    user = active_user(pending["user"])
     if user is None:
         request.session.pop("mfa_pending", None)
         return redirect("login")

@@ -14,6 +14,9 @@ from platform_app.services.env.env import environment_names
 from platform_app.services.projects import projects as project_services
 from platform_app.services.projects.inspect import repository_detect
 from platform_app.services.projects.templates import templates_list
+from platform_app.services.providers.git_connections import repos_list
+from platform_app.services.providers.git_urls import git_remote_for_provider
+from platform_app.services.providers.selectors import git_connections_of
 
 
 class TemplateProjectForm(forms.Form):
@@ -26,8 +29,11 @@ class TemplateProjectForm(forms.Form):
 
 
 class GitProjectForm(forms.Form):
-    git_url = forms.CharField(max_length=500, label="Git repository URL",
+    """A Git URL, or (hidden) a connected provider's repository."""
+    git_url = forms.CharField(max_length=500, label="Git repository URL", required=False,
                               help_text="An https URL, e.g. https://git.example.com/team/app.git")
+    provider = forms.CharField(max_length=16, required=False, widget=forms.HiddenInput)
+    repo = forms.CharField(max_length=200, required=False, widget=forms.HiddenInput)
     branch = forms.CharField(max_length=200, required=False, label="Production branch",
                              help_text="Empty = the repository's default branch.")
     name = forms.CharField(max_length=100, required=False, label="Project name", help_text="Empty = from the URL.")
@@ -45,6 +51,17 @@ def _first_deployment(request, project):
 def _name_from_url(url: str) -> str:
     tail = url.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
     return tail[:100] or "project"
+
+
+def _provider_repos(request, context) -> dict:
+    """`?provider=<name>`: that connection's repositories, read from the provider's API (or its error)."""
+    provider = request.GET.get("provider", "")[:16]
+    if not provider or not context["can"]["admin"]:
+        return {"provider": None}
+    try:
+        return {"provider": provider, "repos": repos_list(workspace=context["workspace"], provider=provider)}
+    except ApplicationError as exc:
+        return {"provider": provider, "repos": [], "repos_error": exc.message}
 
 
 @login_required
@@ -66,21 +83,26 @@ def project_new(request, org_id):
                     project = project_services.project_create_from_template(
                         workspace=workspace, actor=request.user, name=values["name"], template=values["template"], ip=ip)
                     return _first_deployment(request, project)
+                source = values["repo"] or values["git_url"]
                 if action == "git":  # confirmed after `inspect` showed the detection
                     framework = values["framework"] if values["framework"] != "unknown" else ""
                     project = project_services.project_create_from_git(
-                        workspace=workspace, actor=request.user, name=values["name"] or _name_from_url(values["git_url"]),
-                        git_url=values["git_url"], production_branch=values["branch"] or None, ip=ip,
-                        framework=framework)
+                        workspace=workspace, actor=request.user, name=values["name"] or _name_from_url(source),
+                        git_url=values["git_url"], provider=values["provider"], repo=values["repo"],
+                        production_branch=values["branch"] or None, ip=ip, framework=framework)
                     return _first_deployment(request, project)
-                detection = repository_detect(user=request.user, url=values["git_url"], branch=values["branch"] or None)
+                remote = (git_remote_for_provider(workspace=workspace, provider=values["provider"], repo=values["repo"])
+                          if values["provider"] and values["repo"] else None)
+                detection = repository_detect(user=request.user, url=values["git_url"], remote=remote,
+                                              branch=values["branch"] or None)
                 git_form = GitProjectForm(prefix="g", initial={**values, "branch": detection["branch"],
                                                                "framework": detection["framework"]})
             except ApplicationError as exc:
                 form_error(form, exc)
                 detection = None
     context.update(tab="projects", template_form=template_form, git_form=git_form, detection=detection,
-                   templates=templates_list())
+                   templates=templates_list(), connections=git_connections_of(workspace=context["workspace"]),
+                   **_provider_repos(request, context))
     return render(request, "platform_app/projects/new.html", context,
                   status=400 if template_form.errors or git_form.errors else 200)
 

@@ -1,7 +1,7 @@
 """Reads of the identity area that the API and the pages share (querysets: a list pages them)."""
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from platform_app.models import ApiToken, AuthSession
+from platform_app.models import ApiToken, AuthSession, User
 
 
 def api_tokens_active(*, user=None, workspace=None):
@@ -20,3 +20,8 @@ def auth_sessions_of(*, user):
 
 def totp_factors_of(*, user):
     return TOTPDevice.objects.filter(user=user).order_by("pk")
+
+
+def active_user(user_id):
+    """An active user by id (the pending MFA step of the dashboard sign-in), or None."""
+    return User.objects.filter(pk=user_id, is_active=True).first()

@@ -14,12 +14,13 @@ from platform_app.services.providers.git_urls import git_remote_for_url
 CLONES_PER_MINUTE = 20
 
 
-def repository_detect(*, user, url: str, branch: str | None = None) -> dict:
-    """`{framework, runtime, build_command, ..., branch, commit_sha}` of the repository at `url` (400
-    `git_unreachable` for a refused or failing URL; 429 past CLONES_PER_MINUTE per user)."""
+def repository_detect(*, user, url: str = "", remote=None, branch: str | None = None) -> dict:
+    """`{framework, runtime, build_command, ..., branch, commit_sha}` of the repository at `url` (or a `remote`
+    already made, e.g. a connected provider's) (400 `git_unreachable` for a refused or failing URL; 429 past
+    CLONES_PER_MINUTE per user)."""
     ratelimit.consume(f"framework-clone:{user.pk}", CLONES_PER_MINUTE, 60,
                       "Too many repository inspections; try again in a minute.")
-    remote = git_remote_for_url((url or "").strip())
+    remote = remote or git_remote_for_url((url or "").strip())
     info = git_ls_remote(remote)
     branch = branch or info.default_branch
     if not branch:

@@ -192,3 +192,28 @@ def test_deployments_table_refreshes_itself_with_htmx_while_a_build_runs(owner, 
     running.save()
     fragment = owner.get("/dashboard/acme/projects/site/", headers={"HX-Request": "true"}).content.decode()
     assert "hx-trigger" not in fragment and "badge-ready" in fragment
+
+
+def test_connected_provider_repository_is_detected_then_created(owner, workspace, settings, httpserver, git_server,
+                                                                 make_local_repo, django_capture_on_commit_callbacks):
+    from platform_app.services.env.crypto import encrypt
+    from tests.platform_app.providers.factories import GitConnectionFactory
+
+    git_server.serve(make_local_repo({"index.html": "<h1>api</h1>"}), name="api")
+    settings.GIT_PROVIDERS = {**settings.GIT_PROVIDERS, "git-b": {
+        **settings.GIT_PROVIDERS["git-b"], "client_id": "gl", "client_secret": "s",
+        "api_url": httpserver.url_for("/gl/api/v4").rstrip("/"), "web_url": git_server.base}}
+    GitConnectionFactory(workspace=workspace, provider="git-b", account="ada", token_encrypted=encrypt("glpat-x"))
+    httpserver.expect_request("/gl/api/v4/projects", headers={"Authorization": "Bearer glpat-x"}).respond_with_json(
+        [{"path_with_namespace": "api", "http_url_to_repo": f"{git_server.base}/api.git", "default_branch": "main",
+          "visibility": "private"}])
+    page = owner.get("/dashboard/acme/new/", {"provider": "git-b"}).content.decode()
+    assert "git-b (ada)" in page and 'name="g-repo" value="api"' in page
+    resp = owner.post("/dashboard/acme/new/", {"action": "inspect", "g-provider": "git-b", "g-repo": "api"})
+    assert resp.status_code == 200 and b"Detected: static" in resp.content and b"git-b:api" in resp.content
+    with django_capture_on_commit_callbacks(execute=False):
+        resp = owner.post("/dashboard/acme/new/", {"action": "git", "g-provider": "git-b", "g-repo": "api",
+                                                   "g-branch": "main", "g-framework": "static"})
+    assert resp.status_code == 302
+    project = Project.objects.get()
+    assert (project.git_provider, project.git_repo, project.git_url, project.name) == ("git-b", "api", "", "api")
