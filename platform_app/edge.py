@@ -78,7 +78,7 @@ def serve(request, deployment, *, inject: bool = False) -> HttpResponse:
     from platform_app.services.agents.agents import is_runtime
 
     if is_runtime(deployment):
-        return proxy(request, deployment)
+        return proxy(request, deployment, inject=inject)
     from platform_app.services.edge import isr
 
     hit = isr.cached(deployment.pk, request.path)
@@ -158,8 +158,9 @@ HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "trailer",
                "proxy-authenticate", "host", "content-length"}
 
 
-def proxy(request, deployment) -> HttpResponse:
-    """Forward the request to a running instance of the deployment on its node."""
+def proxy(request, deployment, *, inject: bool = False) -> HttpResponse:
+    """Forward the request to a running instance of the deployment on its node (HTML gets the analytics script
+    when `inject`)."""
     import httpx
 
     from platform_app.services.agents.agents import running_instance
@@ -174,7 +175,10 @@ def proxy(request, deployment) -> HttpResponse:
         upstream = httpx.request(request.method, url, headers=headers, content=request.body, timeout=30.0)
     except httpx.HTTPError:
         return HttpResponse("The instance did not answer.", status=502, content_type="text/plain")
-    response = HttpResponse(upstream.content, status=upstream.status_code)
+    body = upstream.content
+    if inject and upstream.headers.get("content-type", "").startswith("text/html"):
+        body = analytics.script_inject(body, project_id=deployment.project_id)
+    response = HttpResponse(body, status=upstream.status_code)
     for key, value in upstream.headers.items():
         if key.lower() not in HOP_HEADERS and key.lower() != "content-encoding":
             response[key] = value

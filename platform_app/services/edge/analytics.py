@@ -26,8 +26,7 @@ from django.utils import timezone
 
 from config import ratelimit
 from config.errors import ValidationFailed
-from platform_app.models import (AnalyticsEvent, AnalyticsSettings, AnalyticsVisitor, AnalyticsVitalHour, Deployment,
-                                 Domain, Project)
+from platform_app.models import AnalyticsEvent, AnalyticsSettings, AnalyticsVisitor, AnalyticsVitalHour
 from platform_app.services.edge.hostcache import edge_hosts_invalidate
 
 VITALS = ("LCP", "INP", "CLS", "TTFB", "FCP")
@@ -131,36 +130,25 @@ def script_source() -> str:
 
 # Beacons ----------------------------------------------------------------------------------------------
 
-def _project_of(project_id: str):
-    return Project.objects.filter(pk=project_id).only("id", "slug").first()
-
-
-def origin_allowed(*, project, origin: str | None) -> bool:
-    """Whether `origin` is one of the project's own addresses: `<slug>.DEPLOY_DOMAIN`, a deployment's
-    `<slug>-<short id>.DEPLOY_DOMAIN`, or one of its verified custom domains (any scheme and port)."""
-    if not origin:
-        return False
+def _origin_host(origin: str | None) -> str:
     try:
-        host = (urlsplit(origin).hostname or "").lower()
+        return (urlsplit(origin or "").hostname or "").lower()
     except ValueError:
-        return False
+        return ""
+
+
+def beacon_origin_allowed(*, project_id: str, origin: str | None, site_of) -> bool:
+    """Whether pages at `origin` may send beacons for this project: the origin's host (any scheme and port) is
+    one the edge serves for this project — `<slug>.DEPLOY_DOMAIN`, a deployment's `<slug>-<short id>`
+    address, a verified custom domain — and the project has analytics on. `site_of(host)` is the edge's cached
+    lookup (`platform_app.edge.site_for`: an object with `deployment` and `analytics`), so a beacon costs no query
+    to check its origin."""
+    host = _origin_host(origin)
     if not host:
         return False
-    suffix = "." + settings.DEPLOY_DOMAIN.lower()
-    if host.endswith(suffix):
-        label = host[: -len(suffix)]
-        if label == project.slug:
-            return True
-        slug, _, short = label.rpartition("-")
-        return bool(slug == project.slug and short and
-                    Deployment.objects.filter(project=project, pk__startswith=f"dpl_{short}").exists())
-    return Domain.objects.filter(project=project, name=host, status=Domain.Status.VERIFIED).exists()
-
-
-def beacon_origin_allowed(*, project_id: str, origin: str) -> bool:
-    """For CORS: may pages at `origin` send beacons for this project (analytics on, one of its addresses)?"""
-    project = _project_of(project_id)
-    return bool(project and analytics_enabled(project_id=project.pk) and origin_allowed(project=project, origin=origin))
+    site = site_of(host)
+    deployment = getattr(site, "deployment", None)
+    return bool(deployment and deployment.project_id == project_id and site.analytics)
 
 
 def _daily_salt(day) -> str:
@@ -236,24 +224,21 @@ def beacon_parse(raw: bytes) -> dict:
     return clean
 
 
-def analytics_beacon(*, project_id: str, raw: bytes, origin: str | None, ip: str, user_agent: str) -> bool:
-    """Record one beacon; True when stored. Malformed → 400; an unknown project, one with analytics off, a
-    foreign origin or a bot → ignored (False); more than ANALYTICS_BEACONS_PER_MINUTE per address → 429."""
+def analytics_beacon(*, project_id: str, raw: bytes, origin: str | None, ip: str, user_agent: str,
+                     site_of) -> bool:
+    """Record one beacon; True when stored. Malformed → 400; a bot, an unknown project, one with analytics
+    off, or an origin not the project's (`beacon_origin_allowed`) → ignored (False); more than
+    ANALYTICS_BEACONS_PER_MINUTE per project and address → 429."""
     data = beacon_parse(raw)
-    if is_bot(user_agent):
+    if is_bot(user_agent) or not beacon_origin_allowed(project_id=project_id, origin=origin, site_of=site_of):
         return False
-    project = _project_of(project_id)
-    if project is None or not analytics_enabled(project_id=project.pk) or not origin_allowed(project=project,
-                                                                                            origin=origin):
-        return False
-    ratelimit.consume(f"beacon:{project.pk}:{ip}", settings.ANALYTICS_BEACONS_PER_MINUTE, 60,
+    ratelimit.consume(f"beacon:{project_id}:{ip}", settings.ANALYTICS_BEACONS_PER_MINUTE, 60,
                       "Too many analytics events from this address.")
-    origin_host = (urlsplit(origin).hostname or "").lower()
-    if data["referrer"].lower() == origin_host:
+    if data["referrer"].lower() == _origin_host(origin):
         data["referrer"] = ""  # a link within the site is no referral
     now = timezone.now()
-    AnalyticsEvent.objects.create(project=project, at=now, visitor=visitor_id(
-        project_id=project.pk, ip=ip, user_agent=user_agent[:512], day=now.date()), **data)
+    AnalyticsEvent.objects.create(project_id=project_id, at=now, visitor=visitor_id(
+        project_id=project_id, ip=ip, user_agent=user_agent[:512], day=now.date()), **data)
     return True
 
 

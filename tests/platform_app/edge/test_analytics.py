@@ -230,3 +230,37 @@ def test_reports_validate_days_and_need_read(alice_client, enabled, as_token, al
     assert reader.get(f"{base}/top-paths").status_code == 200
     empty = alice_client.get(f"{base}/overview").json()
     assert empty == {"days": 30, "visitors": 0, "pageViews": 0, "bounceRate": 0.0, "topReferrers": []}
+
+
+def test_a_beacon_costs_one_insert(enabled, beacon):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    assert beacon(enabled, pageview()).status_code == 204  # the origin's host is now known to the edge
+    with CaptureQueriesContext(connection) as queries:
+        assert beacon(enabled, pageview("/next")).status_code == 204
+    assert [q["sql"].split()[0] for q in queries] == ["INSERT"], [q["sql"] for q in queries]
+
+
+def test_script_injected_into_html_a_running_instance_answers(workspace, httpserver, client):
+    """A runtime deployment: the edge proxies to the instance (a real local HTTP server) and adds the script to
+    its HTML, not to its JSON."""
+    from platform_app.models import Deployment
+    from tests.platform_app.agents.factories import AgentNodeFactory, InstanceFactory
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    httpserver.expect_request("/").respond_with_data("<html><head></head><body>app</body></html>",
+                                                    content_type="text/html; charset=utf-8")
+    httpserver.expect_request("/api").respond_with_json({"html": "</head>"})
+    project = ProjectFactory(workspace=workspace, slug="app")
+    deployment = Deployment.objects.create(project=project, env="production", branch="main", status="ready",
+                                           artifact_path="runtime", snapshot={"start": "node server.js"})
+    node = AgentNodeFactory(workspace=workspace, host="127.0.0.1", raw="agn_edge_analytics_node")
+    InstanceFactory(deployment=deployment, node=node, status="running", port=httpserver.port)
+    project.production_deployment = deployment
+    project.save()
+    analytics_set(project=project, enabled=True)
+    page = client.get("/", HTTP_HOST="app.localhost")
+    assert page.status_code == 200 and f"/v1/analytics/{project.pk}/svc.js".encode() in page.content
+    assert page.content.endswith(b"defer></script></head><body>app</body></html>")
+    assert client.get("/api", HTTP_HOST="app.localhost").json() == {"html": "</head>"}
