@@ -16,8 +16,7 @@ from django.views.decorators.http import require_POST
 from config.errors import ApplicationError, NotFound
 from platform_app.pages.base import client_ip, form_error, safe_next
 from platform_app.services.identity import auth, mfa
-from platform_app.services.identity.selectors import active_user
-from platform_app.services.teams.selectors import session_of, sessions_of
+from platform_app.services.identity.selectors import active_user, auth_session_open, auth_sessions_open
 
 MFA_STEP_SECONDS = 300  # how long a correct password waits for its code
 
@@ -141,7 +140,7 @@ def account(request):
     return render(request, "platform_app/identity/account.html", {
         "password_form": password_form,
         "factors": [{"id": mfa.factor_id(d), "name": d.name} for d in mfa.factors_confirmed(request.user)],
-        "sessions": sessions_of(user=request.user),
+        "sessions": auth_sessions_open(user=request.user),
     }, status=400 if password_form.errors else 200)
 
 
@@ -176,7 +175,7 @@ def mfa_remove(request, factor_id):
 @login_required
 @require_POST
 def session_revoke(request, session_id):
-    session = session_of(user=request.user, session_id=session_id)
+    session = auth_session_open(user=request.user, session_id=session_id)
     if session is None:
         raise NotFound("No such session.")
     auth.session_revoke(session=session)

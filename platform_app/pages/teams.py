@@ -13,7 +13,8 @@ from platform_app.services.deployments.selectors import projects_with_last_deplo
 from platform_app.services.identity import tokens as token_services
 from platform_app.services.identity.scopes import ALL_SCOPES
 from platform_app.services.teams import invitations, members
-from platform_app.services.teams.selectors import audit_events, invitations_pending, members_of, tokens_of
+from platform_app.services.identity.selectors import api_tokens_active
+from platform_app.services.teams.selectors import audit_events, invitations_pending, members_of
 from platform_app.services.teams.workspaces import (workspace_create, workspace_for_member, workspace_update,
                                                    workspaces_of)
 
@@ -159,7 +160,8 @@ def tokens_page(request, org_id):
             form_error(form, exc)
         else:
             form = TokenForm()
-    context.update(tab="tokens", form=form, created=created, tokens=tokens_of(user=request.user, workspace=workspace))
+    context.update(tab="tokens", form=form, created=created,
+                   tokens=api_tokens_active(user=request.user, workspace=workspace).order_by("-created_at"))
     return render(request, "platform_app/teams/tokens.html", context, status=400 if form.errors else 200)
 
 

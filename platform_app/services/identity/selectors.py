@@ -25,3 +25,12 @@ def totp_factors_of(*, user):
 def active_user(user_id):
     """An active user by id (the pending MFA step of the dashboard sign-in), or None."""
     return User.objects.filter(pk=user_id, is_active=True).first()
+
+
+def auth_sessions_open(*, user):
+    """The user's sessions not revoked, most recently used first (the account page)."""
+    return auth_sessions_of(user=user).filter(revoked_at__isnull=True).order_by("-last_used_at")
+
+
+def auth_session_open(*, user, session_id: str):
+    return auth_sessions_open(user=user).filter(pk=session_id).first()
