@@ -10,6 +10,8 @@ from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.doctor import diagnose
 from platform_app.services.deployments.selectors import deployment_events, deployment_log_lines
 
+LOG_LINES_RENDERED = 2000  # the rest of a longer log comes over the stream
+
 
 def _deployment_context(request, org_id, deployment_id) -> dict:
     context = workspace_context(request, org_id)
@@ -22,8 +24,10 @@ def _deployment_context(request, org_id, deployment_id) -> dict:
 def deployment_page(request, org_id, deployment_id):
     context = _deployment_context(request, org_id, deployment_id)
     deployment = context["deployment"]
-    lines = deployment_log_lines(deployment=deployment)
+    lines = deployment_log_lines(deployment=deployment, limit=LOG_LINES_RENDERED)
     context.update(
+        # a longer log than the page renders is followed by the stream even after the build ended
+        follow=not deployment.is_finished or len(lines) == LOG_LINES_RENDERED,
         tab="deployments", lines=lines, last_seq=lines[-1].seq if lines else 0,
         events=deployment_events(deployment=deployment),
         findings=diagnose(deployment) if deployment.status == deployment.Status.ERROR else [],

@@ -217,3 +217,11 @@ def test_connected_provider_repository_is_detected_then_created(owner, workspace
     assert resp.status_code == 302
     project = Project.objects.get()
     assert (project.git_provider, project.git_repo, project.git_url, project.name) == ("git-b", "api", "", "api")
+
+
+def test_deployment_page_of_a_queued_build_follows_its_log(owner, project):
+    DeploymentFactory(project=project, status="queued")
+    queued = DeploymentFactory(project=project, status="queued")
+    page = owner.get(f"/dashboard/acme/deployments/{queued.pk}/").content.decode()
+    assert "#2 in the build queue" in page and 'data-finished="false"' in page and ">Cancel<" in page
+    assert owner.get("/dashboard/acme/deployments/dpl_nope/").status_code == 404
