@@ -1,5 +1,5 @@
 """Custom domains (P = /v1/orgs/{orgId}/projects/{projectId}) and the platform's verification targets."""
-from drf_spectacular.utils import inline_serializer
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -130,9 +130,13 @@ class DomainPrimaryView(PlatformView):
 
 
 class WorkspaceDomainListView(PlatformView):
-    @endpoint(scope="read", response=DomainSerializer(many=True), summary="Every domain of the workspace")
+    @endpoint(scope="read", response=DomainSerializer(many=True), summary="Every domain of the workspace",
+              parameters=[OpenApiParameter("status", {"type": "string", "enum": list(Domain.Status.values)},
+                                           description="only domains in this status")])
     def get(self, request, org_id):
-        return cursor_page(request, services.domains_of_workspace(self.workspace), DomainSerializer)
+        return cursor_page(request, services.domains_of_workspace(self.workspace,
+                                                                  status=request.query_params.get("status")),
+                           DomainSerializer)
 
 
 class VerificationTargetsView(PlatformView):

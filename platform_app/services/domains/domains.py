@@ -60,8 +60,15 @@ def domains_of_project(project):
     return Domain.objects.filter(project=project).select_related("project")
 
 
-def domains_of_workspace(workspace):
-    return Domain.objects.filter(project__workspace=workspace).select_related("project")
+def domains_of_workspace(workspace, *, status: str | None = None):
+    """The workspace's domains, optionally only those in `status` (400 for a status that does not exist)."""
+    rows = Domain.objects.filter(project__workspace=workspace).select_related("project")
+    if status is not None:
+        if status not in Domain.Status.values:
+            raise ValidationFailed(f"`status` must be one of {', '.join(Domain.Status.values)}.",
+                                   details={"status": ["Unknown status."]})
+        rows = rows.filter(status=status)
+    return rows
 
 
 def domain_get(*, project, domain_id: str) -> Domain:

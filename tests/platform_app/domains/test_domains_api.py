@@ -138,6 +138,10 @@ def test_the_workspace_list_has_every_projects_domains(alice_client, project, wo
     names = {d["name"]: d["status"] for d in page["items"] + rest["items"]}
     assert names == {"a.example.com": "verified", "b.example.com": "pending"}
     assert alice_client.get("/v1/orgs/acme/domains?limit=0").status_code == 400
+    verified = alice_client.get("/v1/orgs/acme/domains?status=verified").json()["items"]
+    assert [d["name"] for d in verified] == ["a.example.com"]
+    bad = alice_client.get("/v1/orgs/acme/domains?status=broken")
+    assert bad.status_code == 400 and "status" in bad.json()["details"]
 
 
 def test_verification_targets(alice, as_token, settings):
