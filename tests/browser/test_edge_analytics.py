@@ -1,8 +1,12 @@
 """Web analytics in a real browser: a deployed page of a project with analytics on carries the tracker script,
-Chromium runs it, and its page-view beacon (sendBeacon, text/plain, cross-origin) is stored by the platform."""
+Chromium runs it, and its page-view beacon (sendBeacon, text/plain, cross-origin) is stored by the platform; the
+project's Analytics and Firewall pages then show it (axe-checked, captured in docs/screens/)."""
 import json
 
 import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import axe_check, screenshot
 
 pytestmark = pytest.mark.slow
 
@@ -28,6 +32,14 @@ analytics_set(project=project, enabled=True)
 print(json.dumps({"project": project.pk, "script": settings.SITE_URL}))
 """
 
+OWNER = """
+import json
+from platform_app.models import Membership, User, Workspace
+Membership.objects.create(workspace=Workspace.objects.get(slug="analytics-browser"),
+                          user=User.objects.get(email=%r), role="owner")
+print(json.dumps(True))
+"""
+
 STORED = """
 import json
 from platform_app.models import AnalyticsEvent
@@ -51,3 +63,24 @@ def test_injected_script_sends_a_stored_page_view(live_platform, new_page):
     assert f'/v1/analytics/{made["project"]}/svc.js' in html
     stored = live_platform.script(STORED % made["project"])
     assert stored == [["pageview", "/"]], json.dumps(stored)
+
+    owner = live_platform.create_user()
+    live_platform.script(OWNER % owner["email"])
+    dashboard = new_page()
+    live_platform.sign_in(dashboard, owner["email"], owner["password"])
+    dashboard.goto(live_platform.url + "/dashboard/analytics-browser/projects/tracked/analytics/?days=7")
+    expect(dashboard.get_by_role("heading", name="Top paths")).to_be_visible()
+    expect(dashboard.get_by_role("button", name="Turn analytics off")).to_be_visible()
+    expect(dashboard.locator("svg.chart rect")).to_have_count(7)
+    axe_check(dashboard)
+    screenshot(dashboard, "edge-analytics")
+    dashboard.get_by_role("link", name="Firewall").click()
+    dashboard.get_by_label("Name").fill("block admin")
+    dashboard.get_by_label("Condition: field").select_option("path")
+    dashboard.get_by_label("Value").fill("/admin")
+    dashboard.get_by_label("Operator").select_option("prefix")
+    dashboard.get_by_role("button", name="Add rule").click()
+    expect(dashboard.get_by_role("cell", name="block admin", exact=True)).to_be_visible()
+    axe_check(dashboard)
+    screenshot(dashboard, "edge-firewall")
+    assert page.goto(live_platform.site_url("tracked") + "admin/").status == 403
