@@ -1,7 +1,10 @@
-"""Admin of custom domains (the verification token is shown: it is published in DNS anyway)."""
-from django.contrib import admin
+"""Admin of custom domains (the verification token is shown: it is published in DNS anyway). Staff check DNS
+through the same service as the API's verify."""
+from django.contrib import admin, messages
 
+from config import ratelimit
 from platform_app.models import Domain
+from platform_app.services.domains.domains import domain_check
 
 
 @admin.register(Domain)
@@ -14,3 +17,12 @@ class DomainAdmin(admin.ModelAdmin):
     raw_id_fields = ("project",)
     readonly_fields = ("verification_token", "verified_at", "status_changed_at", "last_check_at", "last_check_found",
                        "last_check_error", "check_failures", "created_at")
+    actions = ["check_dns"]
+
+    @admin.action(description="Check DNS now")
+    def check_dns(self, request, queryset):
+        for domain in queryset:
+            checked = domain_check(domain=domain, actor=request.user, ip=ratelimit.client_ip(request))
+            found = ", ".join(f"{r['type']} {r['value']}" for r in checked.last_check_found) or "nothing"
+            self.message_user(request, f"{checked.name}: {checked.status} (found {found})",
+                              messages.SUCCESS if checked.verified else messages.WARNING)

@@ -145,3 +145,20 @@ def test_whatever_a_zone_publishes_is_stored_safely(alice_client, url, add, zone
     assert found[1] == {"type": "TXT", "value": "x" * 150 + "y" * 105}  # one record's strings, joined and capped
     assert len(found) == 2 and body["status"] == "pending"
     assert Domain.objects.get().last_check_found == found
+
+
+def test_staff_check_dns_from_the_admin(client, url, add, zone):
+    from django.urls import reverse
+
+    from tests.factories import SuperuserFactory
+
+    domain = add("www.example.com")
+    zone.set("www.example.com", "CNAME", "cname.localhost")
+    client.force_login(SuperuserFactory(email="staff@example.com"))
+    resp = client.post(reverse("admin:platform_app_domain_changelist"),
+                       {"action": "check_dns", "_selected_action": [domain.pk]}, follow=True)
+    assert resp.status_code == 200
+    messages = [str(m) for m in resp.context["messages"]]
+    assert messages == ["www.example.com: verified (found CNAME cname.localhost)"]
+    assert Domain.objects.get().status == "verified"
+    assert AuditEvent.objects.get(action="domain.verified").actor.email == "staff@example.com"
