@@ -31,3 +31,13 @@ def test_baselines_answer_when_enabled(api, bench_routes):
     before = Session.objects.count()
     assert api.get("/bench/db").json() == {"ok": True, "found": False}
     assert Session.objects.count() == before + 1 and Session.objects.filter(session_key__startswith="bench-").exists()
+
+
+def test_page_baseline_returns_the_files_bytes(api, bench_routes, tmp_path, monkeypatch):
+    page = tmp_path / "index.html"
+    page.write_bytes(b"<h1>same bytes</h1>")
+    monkeypatch.setenv("BENCH_PAGE_FILE", str(page))
+    monkeypatch.setattr("config.bench_views._PAGE", [])
+    resp = api.get("/bench/page")
+    assert resp.status_code == 200 and resp.content == b"<h1>same bytes</h1>"
+    assert resp["Content-Type"].startswith("text/html")
