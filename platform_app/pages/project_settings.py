@@ -87,3 +87,18 @@ def hook_delete(request, org_id, project_id, hook_id):
     hooks.hook_delete(project=context["project"], hook_id=hook_id)
     messages.success(request, "Deploy hook deleted.")
     return redirect("project-settings", org_id=context["workspace"].slug, project_id=context["project"].slug)
+
+
+@login_required
+@require_POST
+def project_delete(request, org_id, project_id):
+    """Delete the project once its name is typed back (admins)."""
+    context = project_context(request, org_id, project_id)
+    require(context, "admin")
+    project = context["project"]
+    if request.POST.get("confirm", "").strip() != project.name:
+        messages.error(request, f"Type the project's name, {project.name}, to delete it.")
+        return redirect("project-settings", org_id=context["workspace"].slug, project_id=project.slug)
+    project_services.project_delete(project=project, actor=request.user, ip=client_ip(request))
+    messages.success(request, f"Project “{project.name}” deleted.")
+    return redirect("dashboard-workspace", org_id=context["workspace"].slug)

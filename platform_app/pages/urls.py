@@ -34,6 +34,8 @@ urlpatterns = [
          name="project-settings"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/hooks/<str:hook_id>/delete", project_settings.hook_delete,
          name="project-hook-delete"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/delete", project_settings.project_delete,
+         name="project-delete"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/env/", env.env_page, name="project-env"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/env/<str:env_id>/delete", env.env_var_delete,
          name="project-env-delete"),

@@ -1,7 +1,7 @@
 """Settings tab (deploy hooks, preview protection), secret findings on the Environment tab, the Agents tab."""
 import pytest
 
-from platform_app.models import AgentInvite, DeployHook, EnvVar, PreviewProtection, SecretFinding
+from platform_app.models import AgentInvite, DeployHook, EnvVar, PreviewProtection, Project, SecretFinding
 from tests.platform_app.deployments.factories import DeployHookFactory
 
 pytestmark = pytest.mark.django_db
@@ -69,3 +69,13 @@ def test_agents_page_lists_and_makes_a_join_token(owner, viewer, workspace):
     resp = owner.post("/dashboard/acme/agents/")
     assert resp.status_code == 201 and b"manage.py agent --join agj_" in resp.content
     assert AgentInvite.objects.filter(workspace=workspace).count() == 1
+
+
+def test_project_delete_needs_its_name_and_the_admin_role(owner, developer, project):
+    assert developer.post("/dashboard/acme/projects/site/delete", {"confirm": "Site"}).status_code == 403
+    resp = owner.post("/dashboard/acme/projects/site/delete", {"confirm": "site"}, follow=True)
+    assert b"to delete it" in resp.content and Project.objects.filter(pk=project.pk).exists()
+    resp = owner.post("/dashboard/acme/projects/site/delete", {"confirm": "Site"})
+    assert resp.status_code == 302 and resp["Location"] == "/dashboard/acme/"
+    assert not Project.objects.filter(pk=project.pk).exists()
+    assert project.workspace.audit_events.filter(action="project.deleted").exists()
