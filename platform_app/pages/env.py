@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from config.errors import ApplicationError
+from config.errors import ApplicationError, ValidationFailed
 from platform_app.models import EnvVar
 from platform_app.pages.base import client_ip, form_error, project_context, require
 from platform_app.services.env import env as services
@@ -101,6 +101,21 @@ def _change(request, project, action, forms_by_action) -> bool:
         form_error(form, exc)
         return False
     return True
+
+
+@login_required
+@require_POST
+def env_var_update(request, org_id, project_id, env_id):
+    """A new value (and type) for one variable; its key, environments and branch stay."""
+    context = project_context(request, org_id, project_id)
+    require(context, "env:write")
+    value, kind = request.POST.get("value", ""), request.POST.get("type", "")
+    if kind not in EnvVar.Type.values:
+        raise ValidationFailed("type must be plain or secret.", details={"type": ["Invalid."]})
+    var = services.env_var_update(project=context["project"], env_id=env_id, value=value, type=kind,
+                                  actor=request.user, ip=client_ip(request))
+    messages.success(request, f"{var.key} updated; redeploy to use it.")
+    return redirect("project-env", org_id=context["workspace"].slug, project_id=context["project"].slug)
 
 
 @login_required

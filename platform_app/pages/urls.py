@@ -39,6 +39,8 @@ urlpatterns = [
     path("dashboard/<str:org_id>/projects/<str:project_id>/env/", env.env_page, name="project-env"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/env/<str:env_id>/delete", env.env_var_delete,
          name="project-env-delete"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/env/<str:env_id>/update", env.env_var_update,
+         name="project-env-update"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/environments/<str:environment_id>/delete",
          env.environment_delete, name="project-environment-delete"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/secret-findings/<str:finding_id>", env.finding_action,

@@ -225,3 +225,19 @@ def test_deployment_page_of_a_queued_build_follows_its_log(owner, project):
     page = owner.get(f"/dashboard/acme/deployments/{queued.pk}/").content.decode()
     assert "#2 in the build queue" in page and 'data-finished="false"' in page and ">Cancel<" in page
     assert owner.get("/dashboard/acme/deployments/dpl_nope/").status_code == 404
+
+
+def test_env_var_update_changes_the_value_only(owner, viewer, project):
+    owner.post("/dashboard/acme/projects/site/env/", {
+        "action": "add", "v-key": "TOKEN", "v-value": "one", "v-type": "secret", "v-targets": ["production"]})
+    var = EnvVar.objects.get()
+    assert viewer.post(f"/dashboard/acme/projects/site/env/{var.pk}/update", {"value": "x", "type": "plain"}
+                       ).status_code == 403
+    assert owner.post(f"/dashboard/acme/projects/site/env/{var.pk}/update", {"value": "two", "type": "bogus"}
+                      ).status_code == 400
+    assert owner.post(f"/dashboard/acme/projects/site/env/{var.pk}/update", {"value": "two", "type": "plain"}
+                      ).status_code == 302
+    var.refresh_from_db()
+    assert value_of(var) == "two" and var.type == "plain" and var.targets == ["production"]
+    assert owner.post("/dashboard/acme/projects/site/env/ev_nope/update", {"value": "x", "type": "plain"}
+                      ).status_code == 404
