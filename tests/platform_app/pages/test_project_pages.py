@@ -241,3 +241,18 @@ def test_env_var_update_changes_the_value_only(owner, viewer, project):
     assert value_of(var) == "two" and var.type == "plain" and var.targets == ["production"]
     assert owner.post("/dashboard/acme/projects/site/env/ev_nope/update", {"value": "x", "type": "plain"}
                       ).status_code == 404
+
+
+def test_pages_carry_no_inline_script(owner, project):
+    import re as _re
+
+    deployment = DeploymentFactory(project=project, status="building")
+    for path in ("/dashboard/", "/dashboard/acme/", "/dashboard/acme/new/", "/dashboard/acme/projects/site/",
+                 f"/dashboard/acme/deployments/{deployment.pk}/", "/dashboard/acme/projects/site/env/",
+                 "/dashboard/acme/projects/site/settings/", "/dashboard/account/", "/dashboard/account/mfa/"):
+        resp = owner.get(path)
+        assert resp.status_code == 200, path
+        html = resp.content.decode()
+        scripts = _re.findall(r"<script\b[^>]*>", html)
+        assert scripts and all(" src=" in tag for tag in scripts), path
+        assert not _re.findall(r"<[a-z]+\b[^>]*\son[a-z]+=", html), path  # no inline event handler either
