@@ -10,8 +10,9 @@ from platform_app.api.base import PlatformView, endpoint
 from platform_app.edge import site_for  # the edge's cached host lookup: a beacon's origin costs no query
 from platform_app.services.edge import analytics
 
-DAYS = OpenApiParameter("days", {"type": "integer", "minimum": 1, "maximum": 90},
-                        description="the last N UTC days, today included (default 30; larger values are clamped)")
+DAYS = OpenApiParameter("days", {"type": "integer", "minimum": 1},
+                        description="the last N UTC days, today included: 1-90, default 30 (larger values are "
+                                    "clamped to ANALYTICS_MAX_DAYS)")
 CORS_HEADERS = {"Access-Control-Allow-Methods": "POST, OPTIONS", "Access-Control-Allow-Headers": "Content-Type",
                 "Access-Control-Max-Age": "86400"}
 

@@ -124,8 +124,9 @@ class FirewallRuleDetailView(PlatformView):
 
 class FirewallEventListView(PlatformView):
     @endpoint(scope="read", response=FirewallEventSerializer(many=True), summary="Requests the firewall refused",
-              parameters=[OpenApiParameter("hours", {"type": "integer", "minimum": 1, "maximum": 720},
-                                           description="look back this many hours (default 24)")],
+              parameters=[OpenApiParameter("hours", {"type": "integer", "minimum": 1},
+                                           description="look back this many hours: 1-720, default 24 (larger "
+                                                       "values are clamped)")],
               description="Newest first. Events are kept FIREWALL_EVENT_RETENTION_HOURS (a week by default).")
     def get(self, request, org_id, project_id):
         project = self.project(project_id)

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
-from django.test.signals import setting_changed
+from django.core.signals import setting_changed
 
 MISSING = object()
 
