@@ -11,7 +11,7 @@ from platform_app.choices import Role
 from platform_app.pages.base import client_ip, form_error, require, workspace_context
 from platform_app.services.deployments.selectors import projects_with_last_deployment
 from platform_app.services.identity import tokens as token_services
-from platform_app.services.identity.scopes import ALL_SCOPES
+from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
 from platform_app.services.teams import invitations, members
 from platform_app.services.identity.selectors import api_tokens_active
 from platform_app.services.teams.selectors import audit_events, invitations_pending, members_of
@@ -136,10 +136,15 @@ def invitation_page(request, token):
 
 
 class TokenForm(forms.Form):
+    """Only the scopes the member's role holds are offered (a token never exceeds its owner's role)."""
     name = forms.CharField(max_length=100)
-    scopes = forms.MultipleChoiceField(choices=[(s, s) for s in ALL_SCOPES], widget=forms.CheckboxSelectMultiple)
+    scopes = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple)
     expires = forms.CharField(required=False, initial="90d", max_length=16,
                               help_text="30m, 12h, 90d, 2w; empty = never")
+
+    def __init__(self, *args, role: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["scopes"].choices = [(s, s) for s in ALL_SCOPES if role_allows(role, s)]
 
 
 @login_required
@@ -147,7 +152,8 @@ def tokens_page(request, org_id):
     """The signed-in member's API tokens for this workspace: create (shown once) and revoke."""
     context = workspace_context(request, org_id)
     workspace = context["workspace"]
-    form = TokenForm(request.POST or None)
+    role = context["membership"].role
+    form = TokenForm(request.POST or None, role=role)
     created = None
     if request.method == "POST" and form.is_valid():
         try:
@@ -159,7 +165,7 @@ def tokens_page(request, org_id):
         except ApplicationError as exc:
             form_error(form, exc)
         else:
-            form = TokenForm()
+            form = TokenForm(role=role)
     context.update(tab="tokens", form=form, created=created,
                    tokens=api_tokens_active(user=request.user, workspace=workspace).order_by("-created_at"))
     return render(request, "platform_app/teams/tokens.html", context, status=400 if form.errors else 200)

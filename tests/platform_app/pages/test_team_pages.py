@@ -139,3 +139,12 @@ def test_sign_up_from_an_invitation_link_comes_back_to_it(db):
     resp = Client().post("/dashboard/signup/?next=//evil.example/", {"email": "n2@example.com",
                                                                       "password": "a-long-enough-passphrase"})
     assert resp["Location"] == "/dashboard/"
+
+
+def test_token_form_offers_only_the_scopes_of_the_role(viewer):
+    page = viewer.get("/dashboard/acme/tokens/").content.decode()
+    assert 'value="read"' in page and 'value="admin"' not in page and 'value="deploy"' not in page
+    resp = viewer.post("/dashboard/acme/tokens/", {"name": "ci", "scopes": ["deploy"], "expires": "1d"})
+    assert resp.status_code == 400 and not ApiToken.objects.exists()
+    assert viewer.post("/dashboard/acme/tokens/", {"name": "ci", "scopes": ["read"], "expires": "1d"}).status_code == 200
+    assert ApiToken.objects.get().scopes == ["read"]
