@@ -56,7 +56,11 @@ def workspace_switch(request):
 def workspace_page(request, org_id):
     """The workspace's projects, each with its address and last deployment."""
     context = workspace_context(request, org_id)
-    context.update(tab="projects", projects=projects_with_last_deployment(workspace=context["workspace"]))
+    projects = projects_with_last_deployment(workspace=context["workspace"])
+    context.update(tab="projects", projects=projects,
+                   active=any(p.last_deployment and not p.last_deployment.is_finished for p in projects))
+    if request.htmx:  # the table's own refresh while builds run
+        return render(request, "platform_app/teams/_projects.html", context)
     return render(request, "platform_app/teams/workspace.html", context)
 
 

@@ -148,3 +148,10 @@ def test_token_form_offers_only_the_scopes_of_the_role(viewer):
     assert resp.status_code == 400 and not ApiToken.objects.exists()
     assert viewer.post("/dashboard/acme/tokens/", {"name": "ci", "scopes": ["read"], "expires": "1d"}).status_code == 200
     assert ApiToken.objects.get().scopes == ["read"]
+
+
+def test_projects_table_refreshes_itself_while_a_build_runs(owner, project):
+    DeploymentFactory(project=project, status="queued")
+    assert 'hx-trigger="every 5s"' in owner.get("/dashboard/acme/").content.decode()
+    fragment = owner.get("/dashboard/acme/", headers={"HX-Request": "true"}).content.decode()
+    assert "<html" not in fragment and 'id="projects"' in fragment and "badge-queued" in fragment
