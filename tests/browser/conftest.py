@@ -84,6 +84,11 @@ class LivePlatform:
         page.get_by_role("button", name="Sign in").click()
         page.wait_for_url(lambda url: "/dashboard/login/" not in url)
 
+    def restart_web(self) -> None:
+        """Stop the web server and start a new one on the same port (open streams are cut, as in a deploy)."""
+        self.web.stop()
+        self.web = WebServer(env=self.env, log_dir=self.web.log_path.parent, port=self.port).start()
+
     def logs(self) -> str:
         return "\n".join(f"--- {p.name} ---\n{p.log_tail(80)}" for p in (self.web, self.worker) if p)
 
@@ -97,7 +102,7 @@ def live_platform(tmp_path_factory, django_db_blocker):
     port = free_port()
     env = child_env(data_dir=data_dir, database_url=database.url(), redis_url=os.environ.get("REDIS_URL") or None,
                     DEPLOY_DOMAIN="localhost", DEPLOY_SCHEME="http", DEPLOY_PORT=port, WEB_CONCURRENCY=1)
-    web = worker = None
+    platform = worker = None
     try:
         manage(env, "migrate", "--noinput")
         worker = start_worker(env=env, log_dir=tmp)
@@ -106,7 +111,7 @@ def live_platform(tmp_path_factory, django_db_blocker):
         yield platform
         print(platform.logs())  # shown when a test failed
     finally:
-        for process in (web, worker):
+        for process in (platform.web if platform else None, worker):
             if process is not None:
                 process.stop()
         database.drop()

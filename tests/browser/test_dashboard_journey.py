@@ -103,3 +103,30 @@ def test_sign_up_to_rollback(live_platform, page):
     page.goto(first_url)
     check(page, "deployment-dark")
     page.emulate_media(color_scheme="light")
+
+
+def test_live_log_resumes_after_the_server_restarts(live_platform, new_page):
+    """The build log keeps streaming across a web-server restart: the browser reconnects with Last-Event-ID and
+    the page ends with every line exactly once."""
+    user = live_platform.create_user()
+    page = new_page()
+    live_platform.sign_in(page, user["email"], user["password"])
+    page.get_by_label("Name").fill("Restart")
+    page.get_by_role("button", name="Create workspace").click()
+    page.get_by_role("link", name="New project").first.click()
+    page.get_by_label("Project name").first.fill("Slow")
+    page.get_by_label("Static site (static)").check()
+    page.get_by_role("button", name="Create and deploy").first.click()
+    wait_ready(page)
+    page.get_by_role("link", name="Settings").last.click()
+    page.get_by_label("Build command").fill("for i in 1 2 3 4 5 6 7 8; do echo step-$i; sleep 1; done")
+    page.get_by_role("button", name="Save settings").click()
+    page.get_by_role("link", name="Deployments").click()
+    page.get_by_role("button", name="Deploy", exact=True).click()
+    expect(page.locator("#build-log")).to_contain_text("step-2", timeout=BUILD_TIMEOUT)
+    live_platform.restart_web()
+    wait_ready(page)
+    lines = page.locator("#build-log .log-line").all_inner_texts()
+    for i in range(1, 9):
+        assert lines.count(f"step-{i}") == 1, lines
+    page.close()
