@@ -9,7 +9,8 @@ How to add browser tests for your pages
   (→ {"email", "password"}), `live_platform.script(code)` (runs in `manage.py shell`; its last printed line is
   JSON), `live_platform.manage("some_command", ...)`, or `with live_platform.orm(): ...` to use the ORM and
   services of the test process on the same database (not for passwords: the test settings hash them
-  differently). `live_platform.sign_in(page, email, password)` signs a page in.
+  differently). `live_platform.sign_in(page, email, password)` signs a page in; `live_platform.restart_web()`
+  restarts the server on the same port (open streams are cut).
 - After each main page has rendered: `axe_check(page)` (fails on any serious or critical violation) and
   `screenshot(page, "<area>-<page>")`, saved as docs/screens/<name>.png.
 - Keep it lean: one journey per area, reusing the session's server; no sleeps (Playwright's `expect` waits).
