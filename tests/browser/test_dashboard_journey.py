@@ -83,7 +83,9 @@ def test_sign_up_to_rollback(live_platform, page):
     assert site.goto(live_platform.site_url("hello")).status == 200  # production still answers, now the first build
     site.close()
 
-    for path, name in (("/dashboard/account/", "account"), ("/dashboard/journey-team/settings/", "workspace-settings"),
+    for path, name in (("/dashboard/account/", "account"), ("/dashboard/account/mfa/", "mfa-enrol"),
+                       ("/dashboard/journey-team/agents/", "agents"), ("/dashboard/journey-team/", "workspace"),
+                       ("/dashboard/journey-team/settings/", "workspace-settings"),
                        ("/dashboard/journey-team/tokens/", "tokens"), ("/dashboard/journey-team/audit/", "audit"),
                        ("/dashboard/journey-team/projects/hello/settings/", "project-settings")):
         page.goto(base + path)
