@@ -7,8 +7,8 @@ from django.views.decorators.http import require_POST
 
 from platform_app.pages.base import client_ip, require, workspace_context
 from platform_app.services.deployments import deployments as services
-from platform_app.services.deployments.doctor import diagnose
-from platform_app.services.deployments.selectors import deployment_events, deployment_log_lines
+from platform_app.services.deployments.doctor import diagnose, doctor_report_create, doctor_report_pr
+from platform_app.services.deployments.selectors import deployment_events, deployment_log_lines, latest_doctor_report
 
 LOG_LINES_RENDERED = 2000  # the rest of a longer log comes over the stream
 
@@ -33,6 +33,7 @@ def deployment_page(request, org_id, deployment_id):
         findings=diagnose(deployment) if deployment.status == deployment.Status.ERROR else [],
         queue_position=services.queue_position(deployment),
         is_production=deployment.project.production_deployment_id == deployment.pk,
+        report=latest_doctor_report(deployment=deployment),
         stream_url=f"/v1/orgs/{context['workspace'].pk}/deployments/{deployment.pk}/logs/stream",
     )
     return render(request, "platform_app/deployments/deployment.html", context)
@@ -59,3 +60,16 @@ def deployment_redeploy(request, org_id, deployment_id):
                                       actor=request.user, ip=client_ip(request))
     messages.success(request, f"Redeploying {old.branch} to {old.env}.")
     return redirect("deployment", org_id=context["workspace"].slug, deployment_id=new.pk)
+
+
+@login_required
+@require_POST
+def deployment_fix_pr(request, org_id, deployment_id):
+    """Open a pull request with the doctor's fixes through the project's Git provider connection."""
+    context = _deployment_context(request, org_id, deployment_id)
+    require(context, "deploy")
+    report = latest_doctor_report(deployment=context["deployment"]) or doctor_report_create(
+        deployment=context["deployment"])
+    report = doctor_report_pr(workspace=context["workspace"], report_id=report.pk)
+    messages.success(request, f"Pull request opened: {report.pull_request_url}")
+    return redirect("deployment", org_id=context["workspace"].slug, deployment_id=deployment_id)

@@ -87,7 +87,8 @@ def _change(request, project, action, forms_by_action) -> bool:
     try:
         if action == "add":
             services.env_var_create(project=project, key=values["key"], value=values["value"], type=values["type"],
-                                    targets=values["targets"], branch=values["branch"] or None, actor=request.user, ip=ip)
+                                    targets=values["targets"], branch=values["branch"] or None, actor=request.user,
+                                    ip=ip)
             messages.success(request, f"{values['key']} added; redeploy to use it.")
         elif action == "import":
             result = services.env_import(project=project, dotenv=values["dotenv"], targets=values["targets"],

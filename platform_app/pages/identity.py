@@ -112,7 +112,8 @@ sign_out = auth_views.LogoutView.as_view(next_page="/")
 
 
 class PasswordForm(forms.Form):
-    current_password = forms.CharField(max_length=128, widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
+    current_password = forms.CharField(max_length=128,
+                                       widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}))
     new_password = forms.CharField(max_length=128, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
                                    help_text="Signs out your other API sessions.")
 

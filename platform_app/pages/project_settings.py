@@ -34,9 +34,11 @@ class HookForm(forms.Form):
 
 
 class PreviewForm(forms.Form):
-    mode = forms.ChoiceField(choices=PreviewProtection.Mode.choices, widget=forms.RadioSelect, label="Who may open previews")
-    password = forms.CharField(max_length=128, required=False, widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
-                               label="Preview password", help_text="At least 8 characters; empty keeps the current one.")
+    mode = forms.ChoiceField(choices=PreviewProtection.Mode.choices, widget=forms.RadioSelect,
+                             label="Who may open previews")
+    password = forms.CharField(max_length=128, required=False, label="Preview password",
+                               widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+                               help_text="At least 8 characters; empty keeps the current one.")
 
 
 @login_required

@@ -81,7 +81,8 @@ def project_new(request, org_id):
             try:
                 if action == "template":
                     project = project_services.project_create_from_template(
-                        workspace=workspace, actor=request.user, name=values["name"], template=values["template"], ip=ip)
+                        workspace=workspace, actor=request.user, name=values["name"], template=values["template"],
+                        ip=ip)
                     return _first_deployment(request, project)
                 source = values["repo"] or values["git_url"]
                 if action == "git":  # confirmed after `inspect` showed the detection
@@ -138,7 +139,8 @@ def project_page(request, org_id, project_id):
     extra = deployment_list_context(deployments=deployments)
     for d in deployments:
         d.queue_position, d.needs_redeploy = extra["queue_positions"][d.pk], extra["redeploy_flags"][d.pk]
-    context.update(tab="deployments", form=form, deployments=deployments, rollback_to=rollback_candidates(project=project),
+    context.update(tab="deployments", form=form, deployments=deployments,
+                   rollback_to=rollback_candidates(project=project),
                    active=any(not d.is_finished for d in deployments))
     if request.htmx and request.method == "GET":  # the table's own refresh while builds run
         return render(request, "platform_app/projects/_deployments.html", context)

@@ -84,7 +84,8 @@ def workspace_settings(request, org_id):
         if bound.is_valid():
             try:
                 if action == "rename":
-                    workspace = workspace_update(workspace=workspace, actor=request.user, name=form.cleaned_data["name"],
+                    workspace = workspace_update(workspace=workspace, actor=request.user,
+                                                 name=form.cleaned_data["name"],
                                                  slug=form.cleaned_data["slug"] or None, ip=client_ip(request))
                     messages.success(request, "Workspace saved.")
                 else:

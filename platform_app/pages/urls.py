@@ -29,7 +29,8 @@ urlpatterns = [
     # Projects and deployments (projects.py, deployments.py, env.py)
     path("dashboard/<str:org_id>/new/", projects.project_new, name="project-new"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/", projects.project_page, name="project"),
-    path("dashboard/<str:org_id>/projects/<str:project_id>/rollback", projects.project_rollback, name="project-rollback"),
+    path("dashboard/<str:org_id>/projects/<str:project_id>/rollback", projects.project_rollback,
+         name="project-rollback"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/settings/", project_settings.project_settings,
          name="project-settings"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/hooks/<str:hook_id>/delete", project_settings.hook_delete,
@@ -50,6 +51,8 @@ urlpatterns = [
          name="deployment-cancel"),
     path("dashboard/<str:org_id>/deployments/<str:deployment_id>/redeploy", deployments.deployment_redeploy,
          name="deployment-redeploy"),
+    path("dashboard/<str:org_id>/deployments/<str:deployment_id>/fix-pr", deployments.deployment_fix_pr,
+         name="deployment-fix-pr"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/domains/", domains.domains_page, name="dashboard-domains"),
     path("dashboard/<str:org_id>/projects/<str:project_id>/domains/<str:domain_id>/<str:action>", domains.domain_action,
          name="dashboard-domain-action"),

@@ -132,7 +132,8 @@ def test_settings_save_and_refuse_bad_input(owner, project):
 
 def test_env_vars_add_mask_reveal_import_delete(owner, project):
     resp = owner.post("/dashboard/acme/projects/site/env/", {
-        "action": "add", "v-key": "API_KEY", "v-value": "s3cr3t-value", "v-type": "secret", "v-targets": ["production"]})
+        "action": "add", "v-key": "API_KEY", "v-value": "s3cr3t-value", "v-type": "secret",
+        "v-targets": ["production"]})
     assert resp.status_code == 302
     var = EnvVar.objects.get(key="API_KEY")
     assert value_of(var) == "s3cr3t-value" and var.targets == ["production"]
@@ -178,7 +179,8 @@ def test_env_page_by_role(developer, viewer, project):
     assert b"Add variable" not in page and b"cannot read environment variables" in page
     assert viewer.post("/dashboard/acme/projects/site/env/", {"action": "reveal"}).status_code == 403
     assert viewer.post("/dashboard/acme/projects/site/env/", {
-        "action": "add", "v-key": "X", "v-value": "1", "v-type": "plain", "v-targets": ["production"]}).status_code == 403
+        "action": "add", "v-key": "X", "v-value": "1", "v-type": "plain", "v-targets": ["production"],
+    }).status_code == 403
     assert not EnvVar.objects.exists()
 
 
@@ -256,3 +258,35 @@ def test_pages_carry_no_inline_script(owner, project):
         scripts = _re.findall(r"<script\b[^>]*>", html)
         assert scripts and all(" src=" in tag for tag in scripts), path
         assert not _re.findall(r"<[a-z]+\b[^>]*\son[a-z]+=", html), path  # no inline event handler either
+
+
+def test_doctor_fix_opens_a_pull_request_through_the_provider(owner, viewer, workspace, httpserver, settings):
+    import base64
+
+    from platform_app.services.deployments.deployment_log import log_append
+    from platform_app.services.providers.git_connections import connection_save
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    settings.GIT_PROVIDERS = {**settings.GIT_PROVIDERS, "git-a": {
+        **settings.GIT_PROVIDERS["git-a"], "client_id": "gh", "api_url": httpserver.url_for("/api").rstrip("/")}}
+    project = ProjectFactory(workspace=workspace, slug="py-app", git_provider="git-a", git_repo="acme/py", git_url="")
+    connection_save(workspace=workspace, provider="git-a", token="gho_token")
+    failed = DeploymentFactory(project=project, env="production", status="error")
+    log_append(failed, "ModuleNotFoundError: No module named 'flask'")
+    page = owner.get(f"/dashboard/acme/deployments/{failed.pk}/").content.decode()
+    assert "Open a pull request with the fix" in page
+    assert "Open a pull request" not in viewer.get(f"/dashboard/acme/deployments/{failed.pk}/").content.decode()
+    assert viewer.post(f"/dashboard/acme/deployments/{failed.pk}/fix-pr").status_code == 403
+    repo = "/api/repos/acme/py"
+    httpserver.expect_request(f"{repo}/contents/requirements.txt", query_string="ref=main").respond_with_json(
+        {"content": base64.b64encode(b"gunicorn==23.0.0\n").decode(), "sha": "old"})
+    httpserver.expect_request(f"{repo}/git/ref/heads/main").respond_with_json({"object": {"sha": "abc123"}})
+    httpserver.expect_request(f"{repo}/git/refs", method="POST").respond_with_json({"ref": "x"}, status=201)
+    httpserver.expect_request(f"{repo}/contents/requirements.txt", method="GET").respond_with_json({"sha": "old"})
+    httpserver.expect_request(f"{repo}/contents/requirements.txt", method="PUT").respond_with_json({}, status=201)
+    httpserver.expect_request(f"{repo}/pulls", method="POST").respond_with_json(
+        {"html_url": "https://github.example/acme/py/pull/7", "number": 7}, status=201)
+    resp = owner.post(f"/dashboard/acme/deployments/{failed.pk}/fix-pr", follow=True)
+    assert resp.status_code == 200 and "https://github.example/acme/py/pull/7" in resp.content.decode()
+    put = next(req for req, _ in httpserver.log if req.method == "PUT")
+    assert base64.b64decode(put.get_json()["content"]).decode() == "gunicorn==23.0.0\nflask\n"
