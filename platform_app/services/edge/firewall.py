@@ -75,8 +75,11 @@ def _condition_clean(index: int, raw) -> dict:
         raise ValidationFailed("`name` is only for header conditions.", details={f"{where}.name": ["Not allowed."]})
     if field == "ip":
         try:
-            clean["value"] = str(ipaddress.ip_network(value, strict=False) if op == "cidr"
-                                 else ipaddress.ip_address(value))
+            if op == "cidr":
+                clean["value"] = str(ipaddress.ip_network(value, strict=False))
+            else:  # canonical, as config.client_ip writes addresses (IPv4-mapped IPv6 as IPv4)
+                address = ipaddress.ip_address(value)
+                clean["value"] = str(getattr(address, "ipv4_mapped", None) or address)
         except ValueError:
             kind = "CIDR block (203.0.113.0/24, 2001:db8::/32)" if op == "cidr" else "IPv4 or IPv6 address"
             raise ValidationFailed(f"{value!r} is not a valid {kind.split(' (')[0]}.",

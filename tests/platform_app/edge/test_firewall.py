@@ -108,10 +108,14 @@ def test_deny_by_ipv4_cidr_and_exact_address(alice_client, site, edge):
 def test_deny_by_ipv6_cidr_and_address(alice_client, site, edge):
     add(alice_client, site, "deny", cond("ip", "cidr", "2001:db8:abcd::/48"))
     add(alice_client, site, "deny", cond("ip", "eq", "2001:DB8::0001"))  # stored canonical
+    mapped = add(alice_client, site, "deny", cond("ip", "eq", "::ffff:192.0.2.44"))
+    assert mapped["conditions"][0]["value"] == "192.0.2.44"  # as the client address is written
     assert edge("/", ip="2001:db8:abcd:12::5").status_code == 403
     assert edge("/", ip="2001:db8::1").status_code == 403
     assert edge("/", ip="2001:db8:abce::1").status_code == 200
     assert edge("/", ip="198.51.100.1").status_code == 200  # IPv4 never inside an IPv6 block
+    assert edge("/", ip="::ffff:192.0.2.44").status_code == 403
+    assert edge("/", ip="192.0.2.44").status_code == 403
     event = FirewallEvent.objects.order_by("at").first()
     assert event.ip == "2001:db8:abcd:12::5"
 
