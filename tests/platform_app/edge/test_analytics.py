@@ -54,7 +54,7 @@ def test_script_is_public_javascript_without_cookies(client, site):
     assert "Set-Cookie" not in resp
 
 
-def test_script_injected_into_html_of_enabled_projects_only(alice_client, site, edge, settings):
+def test_script_injected_into_html_of_enabled_projects_only(site, edge, settings):
     tag = f'<script src="{settings.SITE_URL}/v1/analytics/{site.pk}/svc.js" defer></script>'.encode()
     assert tag not in edge("/").content
     analytics_set(project=site, enabled=True)

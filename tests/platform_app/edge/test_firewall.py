@@ -214,7 +214,7 @@ def test_challenge_answers_are_rate_limited(alice_client, site, client, settings
     assert codes == [403, 403, 429]
 
 
-def test_rules_apply_to_their_project_only(alice_client, site, edge, client, settings):
+def test_rules_apply_to_their_project_only(alice_client, site, edge, client):
     from tests.platform_app.deployments.factories import DeploymentFactory
     from tests.platform_app.projects.factories import ProjectFactory
 

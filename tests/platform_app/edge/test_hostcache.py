@@ -34,7 +34,7 @@ def test_rollback_through_the_api_moves_the_host_at_once(alice_client, site, edg
     assert answer.content == b"<h1>old</h1>" and answer["X-Deployment-Id"] == previous.pk
 
 
-def test_unknown_host_becomes_known_when_the_project_appears(workspace, edge, client, settings, tmp_path):
+def test_unknown_host_becomes_known_when_the_project_appears(workspace, client, settings, tmp_path):
     from tests.platform_app.projects.factories import ProjectFactory
 
     assert client.get("/", HTTP_HOST="late.localhost").status_code == 404  # cached: nothing here
