@@ -63,6 +63,11 @@ def test_injected_script_sends_a_stored_page_view(live_platform, new_page):
     assert f'/v1/analytics/{made["project"]}/svc.js' in html
     stored = live_platform.script(STORED % made["project"])
     assert stored == [["pageview", "/"]], json.dumps(stored)
+    # hiding the page (switching tabs) sends the Web Vitals it observed: TTFB and FCP at least, headless
+    with page.expect_response(lambda r: r.url.endswith("/beacon") and '"FCP"' in (r.request.post_data or "")) as vital:
+        page.evaluate("Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
+                      "document.dispatchEvent(new Event('visibilitychange'))")
+    assert vital.value.status == 204
 
     owner = live_platform.create_user()
     live_platform.script(OWNER % owner["email"])
@@ -70,6 +75,7 @@ def test_injected_script_sends_a_stored_page_view(live_platform, new_page):
     live_platform.sign_in(dashboard, owner["email"], owner["password"])
     dashboard.goto(live_platform.url + "/dashboard/analytics-browser/projects/tracked/analytics/?days=7")
     expect(dashboard.get_by_role("heading", name="Top paths")).to_be_visible()
+    expect(dashboard.get_by_role("row", name="FCP")).not_to_contain_text("—")  # the vital sent on leaving
     expect(dashboard.get_by_role("button", name="Turn analytics off")).to_be_visible()
     expect(dashboard.locator("svg.chart rect")).to_have_count(7)
     axe_check(dashboard)
