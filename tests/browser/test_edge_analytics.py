@@ -1,6 +1,7 @@
 """Web analytics in a real browser: a deployed page of a project with analytics on carries the tracker script,
-Chromium runs it, and its page-view beacon (sendBeacon, text/plain, cross-origin) is stored by the platform; the
-project's Analytics and Firewall pages then show it (axe-checked, captured in docs/screens/)."""
+Chromium runs it, and its page-view beacon (sendBeacon, text/plain, cross-origin) is stored by the platform, then
+its Web Vitals when the page is hidden; the project's Analytics page shows them and a rule added on the Firewall
+page refuses at the edge (both pages axe-checked, captured in docs/screens/)."""
 import json
 
 import pytest
