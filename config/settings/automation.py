@@ -37,6 +37,8 @@ ALERT_MAX_WINDOW_MINUTES = 24 * 60
 ALERT_WEBHOOK_TIMEOUT_SECONDS = env.float("ALERT_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # Edge metrics (status, duration of every served request) are counted per project and minute in the cache.
 EDGE_METRICS_TTL_SECONDS = ALERT_MAX_WINDOW_MINUTES * 60 + 600
+# The edge counts requests in the process and adds them to the cache at most this often (one round trip).
+EDGE_METRICS_FLUSH_SECONDS = env.float("EDGE_METRICS_FLUSH_SECONDS", default=1.0)
 
 AUTOMATION_BEAT = {
     "cron-tick": {"task": "platform_app.tasks.automation.cron_tick", "schedule": crontab()},  # each minute, at :00

@@ -1,8 +1,14 @@
 """Per-project, per-minute counters of what the edge served: requests, 5xx answers and a latency histogram,
-kept in the cache (Redis in production: one pipelined round trip per request; never a database write).
-`record` is called once per served request by platform_app/edge.py; the alert metrics read `window`."""
+kept in the cache (Redis in production; never a database write).
+
+`record` is called once per served request by platform_app/edge.py and only counts in the process; the counts
+reach the cache in one pipelined round trip at most every EDGE_METRICS_FLUSH_SECONDS (a request's own cost stays
+a dict update). `window`, which the alert metrics read, flushes this process's counts first. A process that dies
+loses at most its last unflushed second."""
 import logging
+import threading
 import time
+from collections import Counter
 
 from django.conf import settings
 from django.core.cache import cache, caches
@@ -38,34 +44,58 @@ def _bucket(duration_ms: float) -> int:
     return next((i for i, bound in enumerate(BUCKETS_MS) if duration_ms <= bound), len(BUCKETS_MS))
 
 
+_pending: Counter = Counter()  # cache key → count not yet flushed
+_pending_lock = threading.Lock()
+_last_flush = 0.0
+
+
 def record(project_id: str, status: int, duration_seconds: float, *, at: float | None = None) -> None:
-    """Count one served request. A cache failure is logged and forgotten: serving never depends on it."""
+    """Count one served request (in the process; flushed to the cache about once a second)."""
+    global _last_flush
     minute = _minute(time.time() if at is None else at)
     names = ["n", f"b{_bucket(duration_seconds * 1000)}"] + (["5xx"] if status >= 500 else [])
-    keys = [_key(project_id, minute, name) for name in names]
+    with _pending_lock:
+        for name in names:
+            _pending[_key(project_id, minute, name)] += 1
+        due = time.monotonic() - _last_flush >= settings.EDGE_METRICS_FLUSH_SECONDS
+        if due:
+            _last_flush = time.monotonic()
+    if due:
+        flush()
+
+
+def flush() -> None:
+    """Add this process's counts to the cache. A cache failure is logged and the counts dropped: serving never
+    depends on it."""
+    global _pending
+    with _pending_lock:
+        pending, _pending = _pending, Counter()
+    if not pending:
+        return
     ttl = settings.EDGE_METRICS_TTL_SECONDS
     try:
         backend = caches["default"]
         if isinstance(backend, RedisCache):
-            made = [backend.make_and_validate_key(k) for k in keys]
-            pipe = backend._cache.get_client(made[0], write=True).pipeline(transaction=False)
-            for name in made:
-                pipe.incr(name)
+            made = {backend.make_and_validate_key(k): n for k, n in pending.items()}
+            pipe = backend._cache.get_client(next(iter(made)), write=True).pipeline(transaction=False)
+            for name, n in made.items():
+                pipe.incrby(name, n)
                 pipe.expire(name, ttl, nx=True)
             pipe.execute()
             return
-        for k in keys:
+        for k, n in pending.items():
             cache.add(k, 0, timeout=ttl)
             try:
-                cache.incr(k)
+                cache.incr(k, n)
             except ValueError:
-                cache.set(k, 1, timeout=ttl)
+                cache.set(k, n, timeout=ttl)
     except Exception as exc:  # noqa: BLE001 - the cache is down or refuses: metrics are best effort
         _warn("not recorded", exc)
 
 
 def window(project_id: str, minutes: int, *, now: float | None = None) -> dict:
     """Totals over the last `minutes` minutes (the current one included): requests, errors (5xx), buckets."""
+    flush()
     last = _minute(time.time() if now is None else now)
     names = ["n", "5xx"] + [f"b{i}" for i in range(len(BUCKETS_MS) + 1)]
     keys = [_key(project_id, m, name) for m in range(last - minutes + 1, last + 1) for name in names]
