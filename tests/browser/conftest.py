@@ -102,7 +102,8 @@ def live_platform(tmp_path_factory, django_db_blocker):
     database = ScratchDatabase(base_url=os.environ.get("DATABASE_URL"), data_dir=data_dir).create()
     port = free_port()
     env = child_env(data_dir=data_dir, database_url=database.url(), redis_url=os.environ.get("REDIS_URL") or None,
-                    DEPLOY_DOMAIN="localhost", DEPLOY_SCHEME="http", DEPLOY_PORT=port, WEB_CONCURRENCY=1)
+                    DEPLOY_DOMAIN="localhost", DEPLOY_SCHEME="http", DEPLOY_PORT=port, WEB_CONCURRENCY=1,
+                    SITE_URL=f"http://127.0.0.1:{port}")
     platform = worker = None
     try:
         manage(env, "migrate", "--noinput")
