@@ -8,8 +8,9 @@ from config.inputs import InputSerializer, validated
 from warehouse_app.api.base import WarehouseView, errors, page_response, paged
 from warehouse_app.api.serializers import (BookingSerializer, MovementSerializer, QuoteSerializer,
                                            ShortlistSerializer, TicketSerializer)
-from warehouse_app.models import Movement, Quote, ShortlistEntry, SupportTicket
+from warehouse_app.models import Movement, Quote
 from warehouse_app.services import bookings, quotes, workspace
+from warehouse_app.services.selectors import customer_movements, shortlist_of, tickets_of
 
 OK = OpenApiResponse(description="OK")
 
@@ -195,7 +196,7 @@ class MovementView(WarehouseView):
 
     @paged(MovementSerializer, summary="Recorded receipts and despatches")
     def get(self, request):
-        qs = Movement.objects.filter(booking__customer=request.user).select_related("booking")
+        qs = customer_movements(user=request.user, limit=None)
         return page_response(request, qs, MovementSerializer)
 
     @extend_schema(request=MovementInput, responses={201: MovementSerializer, **errors(404)},
@@ -231,7 +232,7 @@ class ShortlistView(WarehouseView):
 
     @paged(ShortlistSerializer, summary="Saved facilities")
     def get(self, request):
-        qs = ShortlistEntry.objects.filter(user=request.user).select_related("facility")
+        qs = shortlist_of(user=request.user)
         return page_response(request, qs, ShortlistSerializer)
 
     @extend_schema(request=ShortlistInput,
@@ -257,7 +258,7 @@ class SupportView(WarehouseView):
 
     @paged(TicketSerializer, summary="Your tickets and their replies")
     def get(self, request):
-        qs = SupportTicket.objects.filter(user=request.user).prefetch_related("replies")
+        qs = tickets_of(user=request.user)
         return page_response(request, qs, TicketSerializer)
 
     @extend_schema(request=SupportInput, responses={201: TicketSerializer, **errors(404)},

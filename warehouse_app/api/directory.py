@@ -4,11 +4,10 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.errors import NotFound
 from warehouse_app.api.base import WarehouseView, bounded_page, errors, paged
 from warehouse_app.api.serializers import FacilityDetailSerializer, FacilitySerializer
-from warehouse_app.models import Facility, ImportRun
 from warehouse_app.services import directory
+from warehouse_app.services.selectors import facility_by_slug, last_import, withdrawn_count
 
 ATTRIBUTION = {"text": settings.WAREHOUSE_ATTRIBUTION, "url": settings.WAREHOUSE_ATTRIBUTION_URL,
                "license": settings.WAREHOUSE_DATA_LICENSE}
@@ -71,9 +70,7 @@ class FacilitySearchView(WarehouseView):
 class FacilityDetailView(WarehouseView):
     @extend_schema(responses={200: FacilityDetailSerializer}, summary="One facility with its OSM way id")
     def get(self, request, slug):
-        facility = Facility.objects.filter(slug=slug).first()
-        if facility is None:
-            raise NotFound("No such facility.")
+        facility = facility_by_slug(slug=slug)
         return Response({**FacilityDetailSerializer(facility).data, "attribution": ATTRIBUTION})
 
 
@@ -111,12 +108,11 @@ class OperatorListView(WarehouseView):
 class HealthView(WarehouseView):
     @extend_schema(responses={200: OK}, summary="Liveness, dataset size, build stamp, attribution")
     def get(self, request):
-        last = ImportRun.objects.filter(finished_at__isnull=False).first()
+        last = last_import()
         totals = directory.dataset_totals()  # from the facets: no scan of the facility table
         return Response({
             "status": "ok", "build": settings.WAREHOUSE_BUILD_STAMP,
-            "dataset": {"facilities": totals["facilities"], "withdrawn": Facility.objects.filter(
-                status=Facility.Status.WITHDRAWN).count(), "floor_area_m2": round(totals["floor_area_m2"], 1),
+            "dataset": {"facilities": totals["facilities"], "withdrawn": withdrawn_count(), "floor_area_m2": round(totals["floor_area_m2"], 1),
                 "imported_at": last.finished_at if last else None, "source_file": last.source_file if last else None},
             "attribution": ATTRIBUTION,
         })

@@ -1,6 +1,6 @@
-"""Reads of the warehouse pages: one function per thing a page shows, so views hold no query."""
+"""Reads of the warehouse API and pages: one function per thing they show, so views hold no query."""
 from config.errors import NotFound
-from warehouse_app.models import Booking, Facility, Movement, Quote, ShortlistEntry
+from warehouse_app.models import Booking, Facility, ImportRun, Movement, Quote, ShortlistEntry, SupportTicket
 from warehouse_app.services.accounts import operated_facilities, role_of
 from warehouse_app.services.directory import active
 from warehouse_app.services.quotes import quote_refresh_expiry
@@ -39,8 +39,9 @@ def booking_movements(*, booking, limit: int = 100):
     return Movement.objects.filter(booking=booking)[:limit]
 
 
-def customer_movements(*, user, limit: int = 50):
-    return Movement.objects.filter(booking__customer=user).select_related("booking")[:limit]
+def customer_movements(*, user, limit: int | None = 50):
+    qs = Movement.objects.filter(booking__customer=user).select_related("booking")
+    return qs[:limit] if limit else qs
 
 
 def shortlist_of(*, user):
@@ -58,3 +59,16 @@ def operator_inbox(*, user, answered_limit: int = 50) -> dict:
     return {"pending": list(qs.filter(status=Quote.Status.PENDING).order_by("created_at")),
             "done": list(qs.exclude(status=Quote.Status.PENDING).order_by("-answered_at", "-created_at")
                          [:answered_limit])}
+
+
+def tickets_of(*, user):
+    return SupportTicket.objects.filter(user=user).prefetch_related("replies")
+
+
+def last_import():
+    """The newest finished import run, or None."""
+    return ImportRun.objects.filter(finished_at__isnull=False).first()
+
+
+def withdrawn_count() -> int:
+    return Facility.objects.filter(status=Facility.Status.WITHDRAWN).count()

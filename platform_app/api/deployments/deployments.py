@@ -13,6 +13,7 @@ from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.listings import deployment_list_context
 from platform_app.services.deployments.log_stream import log_stream_open
 from platform_app.services.projects.addresses import deployment_url
+from platform_app.services.deployments.selectors import deployments_of
 
 
 class DeploymentListSerializer(serializers.ListSerializer):
@@ -66,8 +67,7 @@ class TriggerInput(InputSerializer):
 class ProjectDeploymentsView(PlatformView):
     @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of a project")
     def get(self, request, org_id, project_id):
-        qs = Deployment.objects.filter(project=self.project(project_id)).select_related("project")
-        return cursor_page(request, qs, DeploymentSerializer)
+        return cursor_page(request, deployments_of(project=self.project(project_id)), DeploymentSerializer)
 
     @endpoint(scope="deploy", status=201, request=TriggerInput, response=DeploymentSerializer,
               also={200: OpenApiResponse(DeploymentSerializer, description="An Idempotency-Key replay")},
@@ -90,17 +90,12 @@ class WorkspaceDeploymentsView(PlatformView):
               parameters=[OpenApiParameter("status", str, enum=Deployment.Status.values), OpenApiParameter("env", str),
                           OpenApiParameter("projectId", str)])
     def get(self, request, org_id):
-        qs = Deployment.objects.filter(project__workspace=self.workspace).select_related("project")
-        status = request.query_params.get("status")
-        if status:
-            if status not in Deployment.Status.values:
-                raise ValidationFailed(f"status must be one of {', '.join(Deployment.Status.values)}.",
-                                       details={"status": ["Invalid."]})
-            qs = qs.filter(status=status)
-        if request.query_params.get("env"):
-            qs = qs.filter(env=request.query_params["env"])
-        if request.query_params.get("projectId"):
-            qs = qs.filter(project_id=request.query_params["projectId"])
+        status = request.query_params.get("status", "")
+        if status and status not in Deployment.Status.values:
+            raise ValidationFailed(f"status must be one of {', '.join(Deployment.Status.values)}.",
+                                   details={"status": ["Invalid."]})
+        qs = deployments_of(workspace=self.workspace, status=status, env=request.query_params.get("env", ""),
+                            project_id=request.query_params.get("projectId", ""))
         return cursor_page(request, qs, DeploymentSerializer)
 
 
@@ -129,14 +124,14 @@ class DeploymentCancelView(PlatformView):
 
 def _stream_user(request):
     """EventSource cannot send headers: accept `?token=` from /v1/auth/ws-token."""
-    from platform_app.models import User
     from platform_app.services.identity.keys import token_verify
+    from platform_app.services.identity.selectors import active_user
 
     token = request.query_params.get("token")
     if not token:
         return None
     claims = token_verify(token, audience="platform-stream")
-    user = User.objects.filter(pk=claims["sub"], is_active=True).first()
+    user = active_user(claims["sub"])
     if user is None:
         raise Unauthenticated("The stream token's user is gone.")
     return user

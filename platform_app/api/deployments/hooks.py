@@ -11,6 +11,7 @@ from platform_app.services.deployments import hooks
 from platform_app.services.deployments.deployments import deployment_rollback
 from platform_app.services.projects.addresses import project_url
 from platform_app.services.projects.selectors import projects_serving_static
+from platform_app.services.deployments.selectors import deploy_hooks
 
 
 class RollbackInput(InputSerializer):
@@ -42,7 +43,7 @@ class HookInput(InputSerializer):
 class HookListView(PlatformView):
     @endpoint(scope="read", response=HookSerializer(many=True), summary="Deploy hooks (their URLs are shown once)")
     def get(self, request, org_id, project_id):
-        rows = DeployHook.objects.filter(project=self.project(project_id))
+        rows = deploy_hooks(project=self.project(project_id))
         return Response({"items": HookSerializer(rows, many=True).data, "next_cursor": None})
 
     @endpoint(scope="admin", status=201, request=HookInput, response=HookSerializer,

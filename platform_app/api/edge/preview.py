@@ -6,10 +6,11 @@ from rest_framework.parsers import FormParser
 from rest_framework.response import Response
 
 from config.parsers import CamelCaseJSONParser
-from config.inputs import InputSerializer
+from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, endpoint
-from platform_app.models import PreviewProtection, Project
+from platform_app.models import PreviewProtection
 from platform_app.services.edge import preview
+from platform_app.services.projects.selectors import project_by_id
 
 ProtectionSerializer = inline_serializer("PreviewProtection", {
     "mode": serializers.CharField(), "password_set": serializers.BooleanField(), "updated_at": serializers.DateTimeField()})
@@ -36,20 +37,10 @@ class PreviewProtectionView(PlatformView):
     @endpoint(scope="admin", request=ProtectionInput, response=ProtectionSerializer,
               summary="Set preview protection: off, password, or workspace members only")
     def put(self, request, org_id, project_id):
-        data = ProtectionInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        protection = preview.protection_set(project=self.project(project_id), mode=data.validated_data["mode"],
-                                            password=data.validated_data.get("password"), actor=request.user)
+        data = validated(ProtectionInput, request)
+        protection = preview.protection_set(project=self.project(project_id), mode=data["mode"],
+                                            password=data.get("password"), actor=request.user)
         return Response(_body(protection))
-
-
-def _project(project_id):
-    from config.errors import NotFound
-
-    project = Project.objects.filter(pk=project_id).select_related("workspace").first()
-    if project is None:
-        raise NotFound("No such project.")
-    return project
 
 
 class PreviewVerifyView(PlatformView):
@@ -59,10 +50,9 @@ class PreviewVerifyView(PlatformView):
               response=inline_serializer("PreviewVerified", {"allowed": serializers.BooleanField()}),
               description="Sets a signed cookie scoped to the project. Wrong passwords are 401 and counted (429 past the limit).")
     def post(self, request, project_id):
-        project = _project(project_id)
-        data = PreviewPasswordInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        value = preview.preview_verify(project=project, password=data.validated_data["password"], ip=self.ip)
+        project = project_by_id(project_id)
+        data = validated(PreviewPasswordInput, request)
+        value = preview.preview_verify(project=project, password=data["password"], ip=self.ip)
         response = Response({"allowed": True}, status=201)
         response.set_cookie(preview.cookie_name(project), value, max_age=settings.PREVIEW_COOKIE_MAX_AGE,
                             httponly=True, samesite="Lax", secure=not settings.DEBUG)
@@ -75,6 +65,6 @@ class PreviewCheckView(PlatformView):
                                                           "mode": serializers.CharField(),
                                                           "reason": serializers.CharField()}))
     def get(self, request, project_id):
-        project = _project(project_id)
+        project = project_by_id(project_id)
         allowed, reason = preview.preview_allowed(request, project)
         return Response({"allowed": allowed, "mode": preview.protection_of(project).mode, "reason": reason})

@@ -11,6 +11,7 @@ from platform_app.models import AuditEvent, Invitation, Membership
 from platform_app.services.teams import invitations as invitation_services
 from platform_app.services.teams import members as member_services
 from platform_app.services.teams.workspaces import workspace_stats
+from platform_app.services.teams.selectors import audit_events, invitations_of, members_of
 
 
 # Serializers -----------------------------------------------------------------------
@@ -91,7 +92,7 @@ class WorkspaceActivityView(PlatformView):
                           OpenApiParameter("cursor", str)])
     def get(self, request, org_id):
         query_int(request, "limit", default=20, maximum=100)
-        return cursor_page(request, AuditEvent.objects.filter(workspace=self.workspace).select_related("actor"),
+        return cursor_page(request, audit_events(workspace=self.workspace, limit=None),
                            ActivitySerializer)
 
 
@@ -100,7 +101,7 @@ class WorkspaceActivityView(PlatformView):
 class MemberListView(PlatformView):
     @endpoint(scope="read", response=MemberSerializer(many=True), summary="Members and their roles")
     def get(self, request, org_id):
-        return cursor_page(request, Membership.objects.filter(workspace=self.workspace).select_related("user"),
+        return cursor_page(request, members_of(workspace=self.workspace),
                            MemberSerializer)
 
 
@@ -125,10 +126,7 @@ class MemberDetailView(PlatformView):
 class WorkspaceInvitationListView(PlatformView):
     @endpoint(scope="admin", response=InvitationSerializer(many=True), summary="Invitations of this workspace")
     def get(self, request, org_id):
-        qs = Invitation.objects.filter(workspace=self.workspace).select_related("workspace", "invited_by")
-        status = request.query_params.get("status")
-        if status:
-            qs = qs.filter(status=status)
+        qs = invitations_of(workspace=self.workspace, status=request.query_params.get("status"))
         return cursor_page(request, qs, InvitationSerializer)
 
     @endpoint(scope="admin", status=201, request=InvitationCreateInput, response=InvitationSerializer,

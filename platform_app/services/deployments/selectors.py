@@ -1,7 +1,7 @@
 """Reads the dashboard shows about projects and deployments (one query per list, no N+1)."""
 from django.db.models import OuterRef, Subquery
 
-from platform_app.models import Deployment, DeploymentEvent, DoctorReport, LogLine, Project
+from platform_app.models import DeployHook, Deployment, DeploymentEvent, DoctorReport, LogLine, Project
 
 
 def projects_with_last_deployment(*, workspace) -> list[Project]:
@@ -40,6 +40,17 @@ def rollback_candidates(*, project) -> set[str]:
 
 
 def deploy_hooks(*, project) -> list:
-    from platform_app.models import DeployHook
-
     return list(DeployHook.objects.filter(project=project).order_by("name"))
+
+
+def deployments_of(*, project=None, workspace=None, status: str = "", env: str = "", project_id: str = ""):
+    """A project's or a workspace's deployments, narrowed by status, environment and project."""
+    qs = Deployment.objects.select_related("project")
+    qs = qs.filter(project=project) if project is not None else qs.filter(project__workspace=workspace)
+    if status:
+        qs = qs.filter(status=status)
+    if env:
+        qs = qs.filter(env=env)
+    if project_id:
+        qs = qs.filter(project_id=project_id)
+    return qs
