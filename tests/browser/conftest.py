@@ -3,7 +3,7 @@
 How to add browser tests for your pages
 ---------------------------------------
 - Put a `test_<area>.py` in this folder; mark it `pytestmark = pytest.mark.slow` (CI runs `pytest -m slow`).
-- Use the session fixtures: `live_platform` (one server + worker for the whole run), `page` (one signed-out
+- Use the package fixtures: `live_platform` (one server + worker for the whole run), `page` (one signed-out
   Chromium page; `new_page()` gives a fresh context, e.g. for a second user) and the helpers below.
 - Create data through the services, not through the pages you are not testing: `live_platform.create_user()`
   (→ {"email", "password"}), `live_platform.script(code)` (runs in `manage.py shell`; its last printed line is
@@ -13,7 +13,7 @@ How to add browser tests for your pages
   restarts the server on the same port (open streams are cut).
 - After each main page has rendered: `axe_check(page)` (fails on any serious or critical violation) and
   `screenshot(page, "<area>-<page>")`, saved as docs/screens/<name>.png.
-- Keep it lean: one journey per area, reusing the session's server; no sleeps (Playwright's `expect` waits).
+- Keep it lean: one journey per area, reusing the package's server; no sleeps (Playwright's `expect` waits).
 - A deployed site is served by the same server at `live_platform.site_url(slug)`, i.e.
   `http://<slug>.localhost:<port>/` (Chromium maps *.localhost to loopback).
 Environment: on PostgreSQL when DATABASE_URL points at one (a scratch database is created and dropped), else a
@@ -94,7 +94,7 @@ class LivePlatform:
         return "\n".join(f"--- {p.name} ---\n{p.log_tail(80)}" for p in (self.web, self.worker) if p)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def live_platform(tmp_path_factory, django_db_blocker):
     tmp = tmp_path_factory.mktemp("browser")
     data_dir = tmp / "data"
@@ -119,7 +119,9 @@ def live_platform(tmp_path_factory, django_db_blocker):
         database.drop()
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an event loop running in this thread while it is open,
+# and Django refuses ORM calls from a thread with a running loop, so it must be closed before later tests run.
+@pytest.fixture(scope="package")
 def browser():
     from playwright.sync_api import sync_playwright
 
@@ -129,9 +131,9 @@ def browser():
         browser.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def new_page(browser):
-    """`new_page()`: a page in a fresh context (its own cookies), closed at the end of the session."""
+    """`new_page()`: a page in a fresh context (its own cookies), closed when the browser tests end."""
     contexts = []
 
     def make(**options):
@@ -145,7 +147,7 @@ def new_page(browser):
         context.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def page(new_page):
     return new_page()
 
