@@ -44,5 +44,6 @@ SPECTACULAR_SETTINGS = {
         "TicketStatusEnum": "warehouse_app.models.SupportTicket.Status",
         "QuoteUnitEnum": "warehouse_app.models.Quote.Unit",
         "DnsRecordTypeEnum": "platform_app.models.domains.RecordType",
+        "EnvVarTypeEnum": "platform_app.models.env.EnvVar.Type",
     },
 }
