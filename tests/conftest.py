@@ -17,9 +17,13 @@ from tests.local_servers import DnsServer, GitHttpServer
 def _clear_cache():
     from django.core.cache import cache
 
+    from config.local_cache import local_caches_clear
+
     cache.clear()
+    local_caches_clear()  # each test has its own database: nothing a process kept from another test is true
     yield
     cache.clear()
+    local_caches_clear()
 
 
 @pytest.fixture

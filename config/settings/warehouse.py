@@ -14,3 +14,7 @@ WAREHOUSE_BUILD_STAMP = env("BUILD_STAMP", default="dev")
 # Search counts are exact up to this many matches; past it PostgreSQL answers with the planner's estimate
 # (`count_is_estimate: true`), so a broad search never counts a million rows.
 WAREHOUSE_SEARCH_EXACT_COUNT = env.int("WAREHOUSE_SEARCH_EXACT_COUNT", default=10_000)
+# Regions, types, cities, operators and totals change only at an import or a claim: each web process keeps them
+# (config.local_cache) until the refresh's new version, read at most every WAREHOUSE_LOCAL_CHECK_SECONDS.
+WAREHOUSE_LOCAL_CHECK_SECONDS = env.float("WAREHOUSE_LOCAL_CHECK_SECONDS", default=1.0)
+WAREHOUSE_FACETS_TTL_SECONDS = env.float("WAREHOUSE_FACETS_TTL_SECONDS", default=300.0)

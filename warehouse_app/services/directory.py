@@ -11,6 +11,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, Q, Sum
 
 from config.errors import NotFound
+from config.local_cache import LocalCache
 from warehouse_app.models import DirectoryFacet, Facility
 
 FILTERS = ("region", "country", "city", "type", "operator", "min_area", "max_area", "q")
@@ -171,6 +172,8 @@ def facets_refresh(*, kinds=tuple(FACET_GROUPS)) -> None:
             DirectoryFacet.objects.bulk_create(
                 [DirectoryFacet(kind=kind, facility_count=g.pop("n"), floor_area_m2=g.pop("area") or 0, **g)
                  for g in groups], batch_size=1000)
+        facet_lists.invalidate()
+        transaction.on_commit(facet_lists.invalidate)  # and again once readers can see the new rows
 
 
 def facilities_analyze() -> None:
@@ -182,27 +185,37 @@ def facilities_analyze() -> None:
         cursor.execute(f"{'VACUUM (ANALYZE)' if vacuum else 'ANALYZE'} {Facility._meta.db_table}")
 
 
-def _facets(kind, *columns):
-    return DirectoryFacet.objects.filter(kind=kind).values(*columns)
+# The facets change only in facets_refresh: every web process keeps what it read until the next refresh.
+facet_lists = LocalCache("directory-facets", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
+                         check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=16)
 
 
-def regions():
-    return _facets("region", "country", "region", "facility_count", "floor_area_m2").order_by("country", "region")
+def _facets(kind, *columns, order):
+    return facet_lists.get_or_compute(kind, lambda: list(
+        DirectoryFacet.objects.filter(kind=kind).values(*columns).order_by(*order)))
 
 
-def facility_types():
-    return _facets("type", "type_code", "facility_count").order_by("type_code")
+def regions() -> list[dict]:
+    return _facets("region", "country", "region", "facility_count", "floor_area_m2", order=("country", "region"))
 
 
-def cities():
-    return _facets("city", "city", "region", "country", "facility_count").order_by("country", "city", "region")
+def facility_types() -> list[dict]:
+    return _facets("type", "type_code", "facility_count", order=("type_code",))
 
 
-def operators():
-    return _facets("operator", "operator", "facility_count").order_by("operator")
+def cities() -> list[dict]:
+    return _facets("city", "city", "region", "country", "facility_count", order=("country", "city", "region"))
+
+
+def operators() -> list[dict]:
+    return _facets("operator", "operator", "facility_count", order=("operator",))
 
 
 def dataset_totals() -> dict:
     """Active facilities and their combined floor area, as of the last refresh of the facets."""
-    totals = DirectoryFacet.objects.filter(kind="type").aggregate(n=Sum("facility_count"), area=Sum("floor_area_m2"))
-    return {"facilities": totals["n"] or 0, "floor_area_m2": totals["area"] or 0}
+    def read():
+        totals = DirectoryFacet.objects.filter(kind="type").aggregate(n=Sum("facility_count"),
+                                                                      area=Sum("floor_area_m2"))
+        return {"facilities": totals["n"] or 0, "floor_area_m2": totals["area"] or 0}
+
+    return dict(facet_lists.get_or_compute("totals", read))

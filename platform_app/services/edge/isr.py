@@ -10,12 +10,13 @@ import json
 from django.conf import settings
 from django.core.cache import cache
 
-from platform_app.services.edge.hostcache import MISSING, LocalCache
+from config.local_cache import MISSING, LocalCache
 
 TTL = 3600
 # Each web process keeps the entries it served in memory too (bounded by EDGE_PAGE_CACHE_BYTES), so a hit costs
-# no Redis round trip and no unpickling; a revalidation drops them in every process (hostcache.LocalCache).
-pages = LocalCache("pages", ttl=TTL, max_bytes=settings.EDGE_PAGE_CACHE_BYTES)
+# no Redis round trip and no unpickling; a revalidation drops them in every process (config.local_cache.LocalCache).
+pages = LocalCache("pages", ttl=TTL, max_bytes=settings.EDGE_PAGE_CACHE_BYTES,
+                   check_setting="EDGE_LOCAL_CHECK_SECONDS")
 
 
 def _key(deployment_id: str, path: str) -> str:

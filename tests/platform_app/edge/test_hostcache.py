@@ -6,7 +6,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from platform_app.models import Deployment
-from platform_app.services.edge.hostcache import LocalCache, MISSING, edge_hosts_invalidate, hosts
+from config.local_cache import MISSING, LocalCache
+from platform_app.services.edge.hostcache import edge_hosts_invalidate, hosts
 from tests.platform_app.deployments.factories import DeploymentFactory
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +51,8 @@ def test_unknown_host_becomes_known_when_the_project_appears(workspace, client, 
 
 def test_other_processes_drop_their_entries_at_the_next_version_check(settings):
     settings.EDGE_LOCAL_CHECK_SECONDS = 0  # check the shared version on every lookup
-    other = LocalCache(hosts.name, ttl=60)  # the same cache as another web process holds it
+    # the same cache as another web process holds it
+    other = LocalCache(hosts.name, ttl=60, check_setting="EDGE_LOCAL_CHECK_SECONDS")
     other.get("warm")  # reads the current version
     other.set("site.localhost", "old answer")
     assert other.get("site.localhost") == "old answer"
@@ -59,7 +61,7 @@ def test_other_processes_drop_their_entries_at_the_next_version_check(settings):
 
 
 def test_entries_expire_and_are_bounded():
-    cache = LocalCache("test-bounded", ttl=60, max_entries=2, max_bytes=10)
+    cache = LocalCache("test-bounded", ttl=60, max_entries=2, max_bytes=10, check_setting="EDGE_LOCAL_CHECK_SECONDS")
     cache.set("a", 1, size=4)
     cache.set("b", 2, size=4)
     cache.set("c", 3, size=4)  # over both bounds: the oldest goes
