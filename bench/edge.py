@@ -5,12 +5,19 @@
 A project `site` with a ready production deployment (a 6 KiB index.html, written straight into ARTIFACT_ROOT)
 is served by the edge at `site.localhost`; `/bench/page` (config/bench_views.py) returns the same file's bytes
 from memory. Then the same page with three firewall rules that do not match, and with analytics on (the script
-injected). The goal is edge ≥ 0.8× the plain view.
+injected). The goal is edge ≥ 0.8× the plain view. Last, Caddy (from the OS packages, when installed) serving the
+same artifact folder straight from disk with the routes the platform pushes for a static custom domain
+(`platform_app/services/domains/caddy.py`), against the same plain view.
 """
 import argparse
+import json
 import os
+import shutil
+import socket
 import statistics
+import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -40,6 +47,53 @@ def paired(bench, label: str):
     print(f"{label} / plain view = {statistics.median(ratios):.2f} (per run: "
           f"{', '.join(f'{r:.2f}' for r in ratios)}; goal >= 0.8)", flush=True)
     return plain, edge
+
+
+def caddy_direct(bench, deployment) -> None:
+    """Caddy's file server on the artifact folder (the platform's own static-site routes, plain HTTP), paired
+    with the plain view like the edge."""
+    from platform_app.services.domains.caddy import _file_routes
+
+    if shutil.which("caddy") is None:
+        print("caddy: not installed (apt-get install caddy); Caddy's direct static path not measured")
+        return
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    routes, errors = _file_routes([("site.localhost", deployment)])
+    config = {"admin": {"disabled": True}, "apps": {"http": {"servers": {"bench": {
+        "listen": [f"127.0.0.1:{port}"], "routes": routes, "errors": {"routes": errors},
+        "automatic_https": {"disable": True}}}}}}
+    config_path = bench.data_dir / "caddy.json"
+    config_path.write_text(json.dumps(config))
+    caddy = subprocess.Popen(["caddy", "run", "--config", str(config_path)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env={**os.environ, "HOME": str(bench.data_dir)})
+    try:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/", headers={"Host": "site.localhost"})
+        for _ in range(50):
+            try:
+                with urllib.request.urlopen(request, timeout=2) as answer:
+                    assert answer.read() == PAGE.encode(), "caddy served other bytes"
+                break
+            except OSError:
+                time.sleep(0.1)
+        server_url = bench.url
+        plains, caddys = [], []
+        for i in range(bench.args.runs):
+            warmup = 2 if i == 0 else 0
+            bench.url = server_url
+            plains.append(bench.wrk("/bench/page", runs=1, warmup=warmup))
+            bench.url = f"http://127.0.0.1:{port}"
+            caddys.append(bench.wrk(script=HOST_LUA, runs=1, warmup=warmup))
+        bench.url = server_url
+        bench.report("plain Django view, same bytes", Figures.median(plains), baseline=None)
+        bench.report("Caddy file_server (site.localhost/)", Figures.median(caddys), baseline=None)
+        ratios = sorted(c.rps / p.rps for c, p in zip(caddys, plains))
+        print(f"Caddy's direct static path / plain view = {statistics.median(ratios):.2f} (per run: "
+              f"{', '.join(f'{r:.2f}' for r in ratios)})", flush=True)
+    finally:
+        caddy.terminate()
+        caddy.wait(timeout=10)
 
 
 def main() -> None:
@@ -77,6 +131,7 @@ def main() -> None:
         analytics_set(project=project, enabled=True)
         # the server's processes see the change within EDGE_LOCAL_CHECK_SECONDS; the warm-up covers it
         paired(bench, "edge, 3 firewall rules + analytics on")
+        caddy_direct(bench, deployment)
 
 
 if __name__ == "__main__":
