@@ -18,6 +18,7 @@ from otp_app.services import records as record_services
 from otp_app.services.balance import balance_report
 from otp_app.services.errors import ApplicationError, SandboxOnly, ValidationFailed
 from config.inputs import InputSerializer, validated
+from otp_app.services.console import sandbox_messages_of
 
 
 def errors(*statuses) -> dict:
@@ -191,7 +192,7 @@ class SandboxMessagesView(OtpView):
     def get(self, request):
         if self.key.mode != "test":
             raise SandboxOnly()
-        rows = SandboxMessage.objects.filter(api_key=self.key)[:100]
+        rows = sandbox_messages_of(api_key=self.key)
         return Response({"results": SandboxMessageSerializer(rows, many=True).data})
 
 

@@ -43,6 +43,11 @@ def console_outbox(*, workspace, limit: int = 50):
     return SandboxMessage.objects.filter(api_key__workspace=workspace).select_related("record")[:limit]
 
 
+def sandbox_messages_of(*, api_key, limit: int = 100):
+    """A test key's own outbox, newest first (the API's sandbox route)."""
+    return SandboxMessage.objects.filter(api_key=api_key)[:limit]
+
+
 @dataclass
 class DailyUsage:
     days: list  # [date, ...] oldest first
