@@ -76,7 +76,8 @@ def _refuse(url: str, purpose: str, reason: str, code: str | None = None):
     raise OutboundRefused(code=code)
 
 
-def _resolver() -> dns.resolver.Resolver:
+def outbound_resolver() -> dns.resolver.Resolver:
+    """The resolver every check of a user-supplied name uses (OUTBOUND_DNS_SERVERS, or the system's)."""
     servers = [s for s in getattr(settings, "OUTBOUND_DNS_SERVERS", []) if s]
     resolver = dns.resolver.Resolver(configure=not servers)
     if servers:
@@ -100,7 +101,7 @@ def _nameserver(value: str) -> dns.nameserver.Do53Nameserver:
 
 
 def _resolve(host: str) -> list[str]:
-    resolver, found = _resolver(), []
+    resolver, found = outbound_resolver(), []
     for rdtype in ("A", "AAAA"):
         try:
             answer = resolver.resolve(f"{host}.", rdtype, search=False)

@@ -201,7 +201,7 @@ def _rdata_value(rdtype: str, rdata) -> str:
 def dns_lookup(domain: Domain) -> tuple[list[dict], str]:
     """What DNS says about `domain` now: `[{"type", "value"}]` of its TXT challenge, CNAME, A and AAAA
     records, and the resolver's failure ("" when every query was answered, even with nothing)."""
-    resolver = outbound._resolver()  # the one resolver configuration (OUTBOUND_DNS_SERVERS)
+    resolver = outbound.outbound_resolver()  # the one resolver configuration (OUTBOUND_DNS_SERVERS)
     found, errors = [], []
     for qname, rdtype in ((challenge_name(domain), "TXT"), (domain.name, "CNAME"), (domain.name, "A"),
                           (domain.name, "AAAA")):
