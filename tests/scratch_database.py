@@ -89,3 +89,19 @@ def default_database(database: ScratchDatabase):
         connection.close()
         connection.settings_dict.clear()
         connection.settings_dict.update(saved)
+
+
+@contextlib.contextmanager
+def migrated_database(data_dir: Path):
+    """A scratch database (on DATABASE_URL's server, or a SQLite file in `data_dir`), migrated by a child
+    process, dropped when the block ends."""
+    import os
+
+    from tests.processes import child_env, manage
+
+    database = ScratchDatabase(base_url=os.environ.get("DATABASE_URL"), data_dir=data_dir).create()
+    try:
+        manage(child_env(data_dir=data_dir, database_url=database.url()), "migrate", "--noinput")
+        yield database
+    finally:
+        database.drop()

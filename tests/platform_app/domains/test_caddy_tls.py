@@ -13,9 +13,9 @@ import ssl
 import httpx
 import pytest
 
-from tests.processes import (LOOPBACK, Process, WebServer, child_env, django_script, free_port, manage, port_open,
+from tests.processes import (LOOPBACK, Process, WebServer, child_env, django_script, free_port, port_open,
                              wait_until)
-from tests.scratch_database import ScratchDatabase
+from tests.scratch_database import migrated_database
 
 pytestmark = pytest.mark.slow  # needs the caddy binary (Debian package `caddy`, 2.6 or later)
 
@@ -57,12 +57,8 @@ print(json.dumps({"synced": caddy_sync()}))
 def scratch(tmp_path):
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    database = ScratchDatabase(base_url=os.environ.get("DATABASE_URL"), data_dir=data_dir).create()
-    try:
-        manage(child_env(data_dir=data_dir, database_url=database.url()), "migrate", "--noinput")
+    with migrated_database(data_dir) as database:
         yield database
-    finally:
-        database.drop()
 
 
 @pytest.fixture

@@ -1,12 +1,10 @@
 """Fixtures of the fault tests: the module's scratch database (migrated once), a `Stack` per test, and `orm`
 to read and write the children's database from the test process."""
 import contextlib
-import os
 
 import pytest
 
-from tests.processes import child_env, manage
-from tests.scratch_database import ScratchDatabase, default_database
+from tests.scratch_database import default_database, migrated_database
 from tests.slow.faults.stack import Stack
 
 
@@ -15,12 +13,8 @@ def scratch(tmp_path_factory):
     """The module's database, migrated once, and the data folder every child process shares."""
     data_dir = tmp_path_factory.mktemp("faults") / "data"
     data_dir.mkdir()
-    database = ScratchDatabase(base_url=os.environ.get("DATABASE_URL"), data_dir=data_dir).create()
-    try:
-        manage(child_env(data_dir=data_dir, database_url=database.url()), "migrate", "--noinput")
+    with migrated_database(data_dir) as database:
         yield database
-    finally:
-        database.drop()
 
 
 @pytest.fixture
