@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from config.errors import ApplicationError, ValidationFailed
+from config.errors import ApplicationError
 from platform_app.models import EnvVar
 from platform_app.pages.base import client_ip, form_error, project_context, require
 from platform_app.services.env import env as services
@@ -110,10 +110,8 @@ def env_var_update(request, org_id, project_id, env_id):
     """A new value (and type) for one variable; its key, environments and branch stay."""
     context = project_context(request, org_id, project_id)
     require(context, "env:write")
-    value, kind = request.POST.get("value", ""), request.POST.get("type", "")
-    if kind not in EnvVar.Type.values:
-        raise ValidationFailed("type must be plain or secret.", details={"type": ["Invalid."]})
-    var = services.env_var_update(project=context["project"], env_id=env_id, value=value, type=kind,
+    var = services.env_var_update(project=context["project"], env_id=env_id, value=request.POST.get("value", ""),
+                                  type=request.POST.get("type", ""),
                                   actor=request.user, ip=client_ip(request))
     messages.success(request, f"{var.key} updated; redeploy to use it.")
     return redirect("project-env", org_id=context["workspace"].slug, project_id=context["project"].slug)
@@ -150,8 +148,7 @@ def finding_action(request, org_id, project_id, finding_id):
         finding_ignore(project=project, finding_id=finding_id, actor=request.user)
         messages.success(request, "Finding ignored; it will not come back.")
     else:
-        targets = request.POST.getlist("targets") or ["production", "preview", "development"]
         _, var = finding_import(project=project, finding_id=finding_id, key=request.POST.get("key", ""),
-                                targets=targets, actor=request.user, ip=client_ip(request))
+                                targets=request.POST.getlist("targets"), actor=request.user, ip=client_ip(request))
         messages.success(request, f"Imported as the secret {var.key}; remove it from the repository and redeploy.")
     return redirect("project-env", org_id=context["workspace"].slug, project_id=project.slug)

@@ -211,8 +211,8 @@ class SecretFindingSerializer(serializers.ModelSerializer):
 
 class FindingImportInput(InputSerializer):
     key = serializers.CharField(max_length=256)
-    target = serializers.ListField(child=serializers.CharField(max_length=64), min_length=1,
-                                   default=lambda: ["production", "preview", "development"])
+    target = serializers.ListField(child=serializers.CharField(max_length=64), min_length=1, required=False,
+                                   help_text="Default: every built-in environment.")
 
 
 class SecretFindingListView(PlatformView):
@@ -228,7 +228,7 @@ class SecretFindingImportView(PlatformView):
     def post(self, request, org_id, project_id, finding_id):
         data = validated(FindingImportInput, request)
         finding, _ = secret_scan.finding_import(project=self.project(project_id), finding_id=finding_id,
-                                                key=data["key"], targets=data["target"],
+                                                key=data["key"], targets=data.get("target"),
                                                 actor=request.user, ip=self.ip)
         return Response(SecretFindingSerializer(finding).data, status=201)
 

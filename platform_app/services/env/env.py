@@ -107,6 +107,12 @@ def _validate_value(value: str) -> str:
     return value
 
 
+def _validate_type(kind: str) -> str:
+    if kind not in EnvVar.Type.values:
+        raise ValidationFailed("type must be plain or secret.", details={"type": ["Must be plain or secret."]})
+    return kind
+
+
 def _validate_targets(project, targets) -> list[str]:
     names = environment_names(project)
     if not targets:
@@ -138,7 +144,7 @@ def _save_var(var: EnvVar, **changes) -> EnvVar:
 @transaction.atomic
 def env_var_create(*, project, key: str, value: str, type: str, targets: list[str], branch: str | None,
                    actor=None, ip: str = "") -> EnvVar:
-    var = EnvVar(project=project, key=validate_key(key), value_encrypted=encrypt(_validate_value(value)), type=type,
+    var = EnvVar(project=project, key=validate_key(key), value_encrypted=encrypt(_validate_value(value)), type=_validate_type(type),
                  targets=_validate_targets(project, targets), branch=branch or None)
     _save_var(var)
     audit_record(workspace=project.workspace, actor=actor, action="env_var.created", target=var,
@@ -157,7 +163,7 @@ def env_var_update(*, project, env_id: str, actor=None, ip: str = "", **changes)
     if changes.get("value") is not None:
         fields["value_encrypted"] = encrypt(_validate_value(changes["value"]))
     if changes.get("type") is not None:
-        fields["type"] = changes["type"]
+        fields["type"] = _validate_type(changes["type"])
     if changes.get("targets") is not None:
         fields["targets"] = _validate_targets(project, changes["targets"])
     if "branch" in changes:
@@ -222,7 +228,7 @@ def env_import(*, project, dotenv: str, targets: list[str], type: str, actor=Non
     """Upsert every key of a dotenv file in one transaction: a key whose general variable has exactly these
     targets is updated; any other key is created (409 for the whole import on a clash)."""
     pairs = dotenv_parse(dotenv)
-    targets = _validate_targets(project, targets)
+    targets, type = _validate_targets(project, targets), _validate_type(type)
     for key, value in pairs:
         validate_key(key)
         _validate_value(value)

@@ -150,16 +150,21 @@ def _secret_at_commit(project, finding: SecretFinding) -> str:
     raise ValidationFailed("The secret is no longer at that place in the repository.", code="not_importable")
 
 
+ALL_BUILT_IN_TARGETS = ["production", "preview", "development"]
+
+
 @transaction.atomic
-def finding_import(*, project, finding_id: str, key: str, targets: list[str], actor=None, ip: str = ""):
-    """Move a finding's value into a secret env var (read from the repository at that commit)."""
+def finding_import(*, project, finding_id: str, key: str, targets: list[str] | None = None, actor=None,
+                   ip: str = ""):
+    """Move a finding's value into a secret env var (read from the repository at that commit); with no
+    `targets`, into every built-in environment."""
     from platform_app.services.env.env import env_var_create
 
     finding = SecretFinding.objects.select_for_update().filter(project=project, pk=finding_id).first()
     if finding is None:
         raise NotFound("No such finding.")
     var = env_var_create(project=project, key=key, value=_secret_at_commit(project, finding), type="secret",
-                         targets=targets, branch=None, actor=actor, ip=ip)
+                         targets=targets or ALL_BUILT_IN_TARGETS, branch=None, actor=actor, ip=ip)
     finding.imported_at, finding.imported_as = timezone.now(), var.key
     finding.save(update_fields=["imported_at", "imported_as"])
     return finding, var
