@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from config.errors import Conflict, NotFound, ValidationFailed
@@ -89,7 +90,9 @@ def channels_check(channels: list[dict]) -> list[dict]:
 
 
 def alert_rules_list(*, project):
-    return AlertRule.objects.filter(project=project)
+    """The project's rules, each with its open alert loaded (`open_alert` reads it without a query)."""
+    return AlertRule.objects.filter(project=project).prefetch_related(
+        Prefetch("alerts", queryset=Alert.objects.filter(resolved_at__isnull=True), to_attr="open_alerts"))
 
 
 @transaction.atomic
@@ -119,6 +122,8 @@ def alert_rule_delete(*, project, rule_id: str) -> None:
 
 
 def open_alert(rule: AlertRule) -> Alert | None:
+    if hasattr(rule, "open_alerts"):  # loaded by alert_rules_list
+        return rule.open_alerts[0] if rule.open_alerts else None
     return rule.alerts.filter(resolved_at__isnull=True).first()
 
 
