@@ -3,7 +3,7 @@ from config.errors import NotFound
 from warehouse_app.models import Booking, Facility, ImportRun, Movement, Quote, ShortlistEntry, SupportTicket
 from warehouse_app.services.accounts import operated_facilities, role_of
 from warehouse_app.services.directory import active
-from warehouse_app.services.quotes import quote_refresh_expiry
+from warehouse_app.services.quotes import quotes_expire_due
 
 REGION_MAP_LIMIT = 2000  # outlines drawn on a region page (the largest first)
 
@@ -28,7 +28,9 @@ def is_operator(user) -> bool:
 
 def customer_quotes(*, user) -> list:
     """The caller's own rate requests, newest first (an answered quote past its validity is shown expired)."""
-    return [quote_refresh_expiry(q) for q in Quote.objects.filter(customer=user).select_related("facility")]
+    quotes = Quote.objects.filter(customer=user)
+    quotes_expire_due(quotes)
+    return list(quotes.select_related("facility"))
 
 
 def customer_bookings(*, user):
