@@ -1,17 +1,19 @@
-"""Admin of cron jobs and runs, log drains and deliveries, alert rules and alerts (secrets never shown)."""
+"""Admin of cron jobs and runs, log drains and deliveries, alert rules and alerts (secrets never shown; jobs,
+drains and rules are created and changed through their services: ThroughServicesAdmin)."""
 from django.contrib import admin
 
+from platform_app.admin.base import ThroughServicesAdmin
 from platform_app.models import Alert, AlertRule, CronJob, CronRun, LogDrain, LogDrainDelivery
 
 
 @admin.register(CronJob)
-class CronJobAdmin(admin.ModelAdmin):
+class CronJobAdmin(ThroughServicesAdmin):
     list_display = ("project", "schedule", "timezone", "path", "branch", "enabled", "retries", "created_at")
     list_filter = ("enabled",)
     search_fields = ("project__slug", "path")
     list_select_related = ("project",)
     raw_id_fields = ("project",)
-    exclude = ("secret_encrypted",)
+    editable = ("enabled",)
 
 
 @admin.register(CronRun)
@@ -25,13 +27,12 @@ class CronRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(LogDrain)
-class LogDrainAdmin(admin.ModelAdmin):
+class LogDrainAdmin(ThroughServicesAdmin):
     list_display = ("project", "url", "format", "status", "failures", "last_delivery_at", "last_error")
     list_filter = ("status", "format")
     search_fields = ("project__slug", "url")
     list_select_related = ("project",)
     raw_id_fields = ("project",)
-    exclude = ("secret_encrypted",)
 
 
 @admin.register(LogDrainDelivery)
@@ -43,14 +44,13 @@ class LogDrainDeliveryAdmin(admin.ModelAdmin):
 
 
 @admin.register(AlertRule)
-class AlertRuleAdmin(admin.ModelAdmin):
+class AlertRuleAdmin(ThroughServicesAdmin):
     list_display = ("project", "name", "metric", "threshold", "window_minutes", "state", "last_value",
                     "last_evaluated_at")
     list_filter = ("metric", "state")
     search_fields = ("project__slug", "name")
     list_select_related = ("project",)
     raw_id_fields = ("project",)
-    exclude = ("secret_encrypted",)
 
 
 @admin.register(Alert)

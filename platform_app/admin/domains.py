@@ -1,22 +1,21 @@
 """Admin of custom domains (the verification token is shown: it is published in DNS anyway). Staff check DNS
-through the same service as the API's verify."""
+through the same service as the API's verify; names, primary and redirects change only through the services."""
 from django.contrib import admin, messages
 
 from config import ratelimit
+from platform_app.admin.base import ThroughServicesAdmin
 from platform_app.models import Domain
 from platform_app.services.domains.domains import domain_check
 
 
 @admin.register(Domain)
-class DomainAdmin(admin.ModelAdmin):
+class DomainAdmin(ThroughServicesAdmin):
     list_display = ("name", "project", "status", "primary", "redirect_to", "git_branch", "last_check_at",
                     "next_check_at")
     list_filter = ("status", "primary")
     search_fields = ("name", "project__slug")
     list_select_related = ("project",)
     raw_id_fields = ("project",)
-    readonly_fields = ("verification_token", "verified_at", "status_changed_at", "last_check_at", "last_check_found",
-                       "last_check_error", "check_failures", "created_at")
     actions = ["check_dns"]
 
     @admin.action(description="Check DNS now")

@@ -1,17 +1,20 @@
 """Admin of the edge area: firewall rules and events, analytics settings, events and rollups."""
 from django.contrib import admin
 
+from platform_app.admin.base import ThroughServicesAdmin
+
 from platform_app.models import (AnalyticsEvent, AnalyticsSettings, AnalyticsVisitor, AnalyticsVitalHour, FirewallEvent,
                                  FirewallRule)
 
 
 @admin.register(FirewallRule)
-class FirewallRuleAdmin(admin.ModelAdmin):
+class FirewallRuleAdmin(ThroughServicesAdmin):
     list_display = ("name", "project", "priority", "action", "enabled", "updated_at")
     list_filter = ("action", "enabled")
     search_fields = ("name", "project__slug")
     list_select_related = ("project",)
     raw_id_fields = ("project",)
+    editable = ("enabled",)
 
 
 @admin.register(FirewallEvent)
