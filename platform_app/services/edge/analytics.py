@@ -27,7 +27,6 @@ from django.utils import timezone
 from config import ratelimit
 from config.errors import ValidationFailed
 from platform_app.models import AnalyticsEvent, AnalyticsSettings, AnalyticsVisitor, AnalyticsVitalHour
-from platform_app.services.edge.hostcache import edge_hosts_invalidate
 
 VITALS = ("LCP", "INP", "CLS", "TTFB", "FCP")
 VITAL_MAX = {"CLS": 100.0}  # unitless; the others are milliseconds
@@ -51,7 +50,6 @@ def analytics_set(*, project, enabled: bool) -> AnalyticsSettings:
     row, _ = AnalyticsSettings.objects.select_for_update().get_or_create(project=project)
     row.enabled, row.updated_at = enabled, timezone.now()
     row.save()
-    edge_hosts_invalidate()
     return row
 
 

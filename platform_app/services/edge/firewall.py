@@ -7,7 +7,7 @@ client address in fixed windows (config.ratelimit) and answers 429 past `request
 A rule without conditions matches every request. No matching rule: the request is served.
 
 The edge never queries rules per request: `rules_compiled` runs when a host's site is (re)built, and every
-change here invalidates the hosts cache (hostcache), so the next request rebuilds it.
+change to a rule invalidates the hosts cache (the model signals of hostcache), so the next request rebuilds it.
 """
 import fnmatch
 import ipaddress
@@ -25,10 +25,9 @@ from django.utils.html import escape
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from config import ratelimit
-from config.client_ip import client_ip
+from config.client_ip import client_ip, ip_normalize
 from config.errors import NotFound, ValidationFailed
 from platform_app.models import FirewallEvent, FirewallRule
-from platform_app.services.edge.hostcache import edge_hosts_invalidate
 
 FIELDS = ("ip", "path", "method", "header", "user_agent")
 OPS = ("eq", "prefix", "glob", "cidr", "contains")
@@ -77,9 +76,10 @@ def _condition_clean(index: int, raw) -> dict:
         try:
             if op == "cidr":
                 clean["value"] = str(ipaddress.ip_network(value, strict=False))
-            else:  # canonical, as config.client_ip writes addresses (IPv4-mapped IPv6 as IPv4)
-                address = ipaddress.ip_address(value)
-                clean["value"] = str(getattr(address, "ipv4_mapped", None) or address)
+            else:  # canonical, as the client address is written (IPv4-mapped IPv6 as IPv4)
+                clean["value"] = ip_normalize(value)
+                if clean["value"] is None:
+                    raise ValueError(value)
         except ValueError:
             kind = "CIDR block (203.0.113.0/24, 2001:db8::/32)" if op == "cidr" else "IPv4 or IPv6 address"
             raise ValidationFailed(f"{value!r} is not a valid {kind.split(' (')[0]}.",
@@ -144,7 +144,6 @@ def firewall_rule_create(*, project, name: str, action: str, conditions: list, p
     rule = FirewallRule.objects.create(project=project, name=name, action=action, conditions=clean,
                                        priority=priority, enabled=enabled, rate_limit_requests=requests,
                                        rate_limit_window_seconds=window)
-    edge_hosts_invalidate()
     return rule
 
 
@@ -167,14 +166,12 @@ def firewall_rule_update(*, project, rule_id: str, **changes) -> FirewallRule:
         rule.rate_limit_requests, rule.rate_limit_window_seconds = requests, window
     rule.updated_at = timezone.now()
     rule.save()
-    edge_hosts_invalidate()
     return rule
 
 
 @transaction.atomic
 def firewall_rule_delete(*, project, rule_id: str) -> None:
     _rule_get(project, rule_id).delete()
-    edge_hosts_invalidate()
 
 
 # Matching ---------------------------------------------------------------------------------------------
