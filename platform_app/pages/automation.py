@@ -46,8 +46,8 @@ def cron_page(request, org_id, project_id):
             else:
                 form = CronForm()
     jobs = [{"job": job, "next_runs": cron_services.next_runs(job),
-             "runs": list(job.runs.order_by("-scheduled_for")[:RECENT])}
-            for job in cron_services.cron_jobs_list(project=project)]
+             "runs": job.recent_runs}
+            for job in cron_services.cron_jobs_list(project=project, recent=RECENT)]
     context.update(tab="cron", form=form, jobs=jobs, secret=secret)
     return render(request, "platform_app/automation/cron.html", context, status=400 if form.errors else 200)
 
@@ -99,8 +99,8 @@ def drains_page(request, org_id, project_id):
                 form_error(form, exc)
             else:
                 form = DrainForm()
-    drains = [{"drain": d, "deliveries": list(d.deliveries.all()[:RECENT])}
-              for d in drain_services.drains_list(project=project)]
+    drains = [{"drain": d, "deliveries": d.recent_deliveries}
+              for d in drain_services.drains_list(project=project, recent=RECENT)]
     context.update(tab="drains", form=form, drains=drains, secret=secret)
     return render(request, "platform_app/automation/drains.html", context, status=400 if form.errors else 200)
 
@@ -166,8 +166,8 @@ def alerts_page(request, org_id, project_id):
                 form_error(form, exc)
             else:
                 form = AlertRuleForm()
-    rules = [{"rule": r, "open": alert_services.open_alert(r), "history": list(r.alerts.all()[:RECENT])}
-             for r in alert_services.alert_rules_list(project=project)]
+    rules = [{"rule": r, "open": alert_services.open_alert(r), "history": r.recent_alerts}
+             for r in alert_services.alert_rules_list(project=project, recent=RECENT)]
     context.update(tab="alerts", form=form, rules=rules, secret=secret)
     return render(request, "platform_app/automation/alerts.html", context, status=400 if form.errors else 200)
 

@@ -89,10 +89,14 @@ def channels_check(channels: list[dict]) -> list[dict]:
     return clean
 
 
-def alert_rules_list(*, project):
-    """The project's rules, each with its open alert loaded (`open_alert` reads it without a query)."""
-    return AlertRule.objects.filter(project=project).prefetch_related(
+def alert_rules_list(*, project, recent: int = 0):
+    """The project's rules, each with its open alert loaded (`open_alert` reads it without a query); with
+    `recent`, also its newest alerts in `recent_alerts`."""
+    rules = AlertRule.objects.filter(project=project).prefetch_related(
         Prefetch("alerts", queryset=Alert.objects.filter(resolved_at__isnull=True), to_attr="open_alerts"))
+    if recent:
+        rules = rules.prefetch_related(Prefetch("alerts", Alert.objects.all()[:recent], to_attr="recent_alerts"))
+    return rules
 
 
 @transaction.atomic

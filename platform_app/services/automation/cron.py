@@ -13,7 +13,7 @@ from croniter import croniter
 from croniter.croniter import CroniterError
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Prefetch
 from django.utils import timezone
 
 from config.errors import Conflict, NotFound, ValidationFailed
@@ -88,13 +88,17 @@ def next_runs(job: CronJob, *, count: int = NEXT_RUNS, after: datetime | None = 
 
 
 def last_run(job: CronJob) -> CronRun | None:
+    if hasattr(job, "recent_runs"):  # loaded by cron_jobs_list
+        return job.recent_runs[0] if job.recent_runs else None
     return job.runs.order_by("-scheduled_for").first()
 
 
 # Jobs -------------------------------------------------------------------------------------------
 
-def cron_jobs_list(*, project):
-    return CronJob.objects.filter(project=project)
+def cron_jobs_list(*, project, recent: int = 1):
+    """The project's jobs, each with its `recent` newest runs in `recent_runs` (one query for all of them)."""
+    runs = CronRun.objects.order_by("-scheduled_for")[:recent]
+    return CronJob.objects.filter(project=project).prefetch_related(Prefetch("runs", runs, to_attr="recent_runs"))
 
 
 def cron_job_get(*, project, cron_id: str) -> CronJob:

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Prefetch, Q
 from django.utils import timezone
 
 from config.errors import Conflict, NotFound, ValidationFailed
@@ -60,8 +60,13 @@ def _sampled(drain: LogDrain, source: str, line_id: int) -> bool:
 
 # Drains -----------------------------------------------------------------------------------------
 
-def drains_list(*, project):
-    return LogDrain.objects.filter(project=project)
+def drains_list(*, project, recent: int = 0):
+    """The project's drains; with `recent`, each with its newest deliveries in `recent_deliveries`."""
+    drains = LogDrain.objects.filter(project=project)
+    if recent:
+        drains = drains.prefetch_related(Prefetch("deliveries", LogDrainDelivery.objects.all()[:recent],
+                                                  to_attr="recent_deliveries"))
+    return drains
 
 
 def drain_get(*, project, drain_id: str) -> LogDrain:
