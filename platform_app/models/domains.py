@@ -46,7 +46,10 @@ class Domain(models.Model):
 
     class Meta:
         ordering = ("name",)
-        constraints = [models.UniqueConstraint(fields=["name"], name="domain_unique_name")]
+        constraints = [models.UniqueConstraint(fields=["name"], name="domain_unique_name"),
+                       # what the edge redirects the project's other domains to: at most one
+                       models.UniqueConstraint(fields=["project"], condition=models.Q(primary=True),
+                                               name="domain_one_primary_per_project")]
         indexes = [models.Index(fields=["project", "-created_at"])]
 
     def __str__(self):

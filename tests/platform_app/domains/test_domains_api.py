@@ -186,3 +186,16 @@ def test_roles(workspace, as_user, url, role, allowed):
     if not allowed:
         assert resp.json()["code"] == "forbidden"
     assert Domain.objects.exists() == allowed
+
+
+def test_moving_the_primary_keeps_one_and_the_database_refuses_a_second(alice_client, url, project):
+    from django.db import IntegrityError, transaction
+
+    first = DomainFactory(project=project, name="a.example.com", status="verified")
+    second = DomainFactory(project=project, name="b.example.com", status="verified")
+    assert alice_client.post(f"{url}/{first.pk}/primary", {}, format="json").status_code == 201
+    assert alice_client.post(f"{url}/{second.pk}/primary", {}, format="json").status_code == 201
+    assert list(Domain.objects.filter(primary=True).values_list("name", flat=True)) == ["b.example.com"]
+    with pytest.raises(IntegrityError), transaction.atomic():  # a write that skips domain_set_primary
+        Domain.objects.filter(pk=first.pk).update(primary=True)
+    assert list(Domain.objects.filter(primary=True).values_list("name", flat=True)) == ["b.example.com"]
