@@ -89,11 +89,15 @@ def channels_check(channels: list[dict]) -> list[dict]:
     return clean
 
 
+def _open_alerts() -> Prefetch:
+    """Each rule's open alert, loaded with the rules (read by `open_alert`)."""
+    return Prefetch("alerts", queryset=Alert.objects.filter(resolved_at__isnull=True), to_attr="open_alerts")
+
+
 def alert_rules_list(*, project, recent: int = 0):
     """The project's rules, each with its open alert loaded (`open_alert` reads it without a query); with
     `recent`, also its newest alerts in `recent_alerts`."""
-    rules = AlertRule.objects.filter(project=project).prefetch_related(
-        Prefetch("alerts", queryset=Alert.objects.filter(resolved_at__isnull=True), to_attr="open_alerts"))
+    rules = AlertRule.objects.filter(project=project).prefetch_related(_open_alerts())
     if recent:
         rules = rules.prefetch_related(Prefetch("alerts", Alert.objects.all()[:recent], to_attr="recent_alerts"))
     return rules
@@ -139,7 +143,7 @@ def _open(rule: AlertRule, *, value, message: str, source: str, now) -> tuple[Al
         with transaction.atomic():
             alert = Alert.objects.create(rule=rule, value=value, message=message, source=source, fired_at=now)
     except IntegrityError:
-        return open_alert(rule), False
+        return rule.alerts.get(resolved_at__isnull=True), False  # another evaluation opened it just now
     AlertRule.objects.filter(pk=rule.pk).update(state=AlertRule.State.FIRING)
     enqueue(NOTIFY_TASK, alert.pk, "fired")
     return alert, True
@@ -180,7 +184,8 @@ def alert_rule_evaluate(*, rule: AlertRule, now=None) -> str:
 def alerts_evaluate(*, now=None) -> int:
     """Beat: evaluate every rule; returns how many are firing."""
     firing = 0
-    for rule in AlertRule.objects.select_related("project__production_deployment"):
+    rules = AlertRule.objects.select_related("project__production_deployment").prefetch_related(_open_alerts())
+    for rule in rules:
         try:
             firing += alert_rule_evaluate(rule=rule, now=now) == AlertRule.State.FIRING
         except Exception:  # noqa: BLE001 - one broken rule must not stop the others
