@@ -47,9 +47,3 @@ def form_error(form, exc) -> None:
             form.add_error(name, exc.message)
             return
     form.add_error(None, exc.message)
-
-
-def safe_next(request, default: str) -> str:
-    """Where to go after a form: a same-site path from `?next=`, else `default`."""
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else default

@@ -14,7 +14,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError, NotFound
-from platform_app.pages.base import client_ip, form_error, safe_next
+from config.redirects import safe_next
+from platform_app.pages.base import client_ip, form_error
 from platform_app.services.identity import auth, mfa
 from platform_app.services.identity.selectors import active_user, auth_session_open, auth_sessions_open
 

@@ -11,11 +11,11 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from config import ratelimit
 from config.errors import ApplicationError, Forbidden
+from config.redirects import safe_next
 from platform_app.services.identity.auth import user_authenticate, user_sign_up
 from platform_app.services.identity.mfa import sign_in_second_factor
 from warehouse_app.pages.forms import (AnswerForm, CancelForm, DeclineForm, MovementForm, QuoteForm, SignInForm,
@@ -51,19 +51,11 @@ def operator(view):
     return wrapper
 
 
-def _safe_next(request, default: str) -> str:
-    target = request.POST.get("next") or request.GET.get("next") or ""
-    if target and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
-                                                  require_https=request.is_secure()) and target.startswith("/"):
-        return target
-    return default
-
-
 # Sign in / sign up ------------------------------------------------------------------
 
 def account(request):
     """Sign in, or create an account, then go on to `next`."""
-    next_url = _safe_next(request, reverse("warehouses-my"))
+    next_url = safe_next(request, reverse("warehouses-my"))
     if request.method == "GET" and request.user.is_authenticated:
         return redirect(next_url)  # signed in meanwhile (another tab): straight on
     sign_in_form, sign_up_form = SignInForm(prefix="in"), SignUpForm(prefix="up")
@@ -141,7 +133,7 @@ def shortlist(request, slug):
     else:
         workspace.shortlist_save(user=request.user, facility_slug=slug, note=None)
         messages.success(request, f"{facility_display_name(facility)} is on your shortlist.")
-    return redirect(_safe_next(request, back))
+    return redirect(safe_next(request, back))
 
 
 # The customer's space ---------------------------------------------------------------
