@@ -9,5 +9,6 @@ class OtpAppConfig(AppConfig):
     def ready(self):
         from config.demo import demo_register
         from otp_app import demo
+        from otp_app.services import config_cache  # noqa: F401 - connects the signals that invalidate it
 
         demo_register("otp", demo.load)

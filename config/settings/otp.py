@@ -18,6 +18,12 @@ OTP_SENDS_PER_KEY_PER_MINUTE = env.int("OTP_SENDS_PER_KEY_PER_MINUTE", default=1
 OTP_FAILED_RECORDS_PER_RECIPIENT = env.int("OTP_FAILED_RECORDS_PER_RECIPIENT", default=5)  # per 24 h
 OTP_IDEMPOTENCY_HOURS = 24
 
+# In-process cache of API keys and routing rules (otp_app/services/config_cache.py): a revoke or a rule change
+# reaches other processes within OTP_LOCAL_CHECK_SECONDS (the shared version key they read), and an entry is
+# kept OTP_LOCAL_TTL_SECONDS at most (the bound when the cache holding that version key is unreachable).
+OTP_LOCAL_CHECK_SECONDS = env.float("OTP_LOCAL_CHECK_SECONDS", default=1.0)
+OTP_LOCAL_TTL_SECONDS = env.float("OTP_LOCAL_TTL_SECONDS", default=60.0)
+
 # Money: integer minor units
 OTP_CURRENCY = env("OTP_CURRENCY", default="USD")
 OTP_PRICES = {

@@ -1,12 +1,18 @@
 """OTP API keys: create (shown once), authenticate, revoke."""
 import secrets
+from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from otp_app.models import ApiKey
+from otp_app.services.config_cache import MISSING, config
 from otp_app.services.errors import Unauthenticated
 from platform_app.services.identity.keys import sha256_hex
+
+TOUCH_EVERY = timedelta(seconds=60)
+_touched: dict[str, object] = {}  # key id -> when this process last wrote its last_used_at
 
 
 @transaction.atomic
@@ -20,22 +26,45 @@ def otp_key_create(*, workspace, mode: str, name: str = "") -> tuple[ApiKey, str
 
 
 def otp_key_revoke(*, key: ApiKey) -> ApiKey:
+    """Refused at once in this process, within OTP_LOCAL_CHECK_SECONDS in the others (the save's signal
+    invalidates the key cache, config_cache)."""
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
     return key
 
 
+def _key_load(key_hash: str) -> ApiKey | None:
+    # the workspace's geo policy rides along: every send checks it (routing.route_for)
+    return ApiKey.objects.select_related("workspace__otp_policy").filter(key_hash=key_hash).first()
+
+
 def otp_key_authenticate(raw: str) -> ApiKey:
+    """The key of a bearer value, from the process cache when seen lately. The object is shared by every request
+    of the process: callers read it, never change it."""
     if not raw.startswith(("svc_live_", "svc_test_")):
         raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
-    # the workspace's geo policy rides along: every send checks it (routing.route_for)
-    key = ApiKey.objects.select_related("workspace__otp_policy").filter(key_hash=sha256_hex(raw)).first()
-    if key is None:
-        raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
+    key_hash = sha256_hex(raw)
+    key = config.get(("key", key_hash))
+    if key is MISSING:
+        generation = config.generation
+        key = _key_load(key_hash)
+        if key is None:  # unknown values are not cached: a flood of them must not push real keys out
+            raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
+        config.set(("key", key_hash), key, generation=generation)
     if key.revoked_at is not None:
         raise Unauthenticated("The API key has been revoked.", code="api_key_revoked")
-    now = timezone.now()
-    if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
-        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    _touch(key)
     return key
+
+
+def _touch(key: ApiKey) -> None:
+    """last_used_at, written at most once a minute per key: each process remembers its own last write, and the
+    UPDATE's condition skips a key another process touched within the minute."""
+    now = timezone.now()
+    last = max(filter(None, (_touched.get(key.pk), key.last_used_at)), default=None)
+    if last is not None and now - last <= TOUCH_EVERY:
+        return
+    _touched[key.pk] = now
+    ApiKey.objects.filter(Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - TOUCH_EVERY), pk=key.pk
+                          ).update(last_used_at=now)

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 
 from otp_app import channels
 from otp_app.models import CHANNELS, RoutingRule, WorkspacePolicy
+from otp_app.services.config_cache import config
 from otp_app.services.errors import CountryNotAllowed, NoChannel, ValidationFailed
 
 
@@ -48,6 +49,12 @@ def _policy(workspace) -> WorkspacePolicy | None:
         return None
 
 
+def _rules(workspace) -> dict[str, list[str]]:
+    """The workspace's rules by country, from the process cache (a rule's save or delete invalidates it)."""
+    return config.get_or_compute(("routes", workspace.pk), lambda: dict(
+        RoutingRule.objects.filter(workspace=workspace).values_list("country", "channels")))
+
+
 def route_for(*, workspace, mode: str, recipient: str, country: str, channel: str | None) -> list[str]:
     policy = _policy(workspace)
     if country and policy and policy.allowed_countries and country not in policy.allowed_countries:
@@ -63,7 +70,7 @@ def route_for(*, workspace, mode: str, recipient: str, country: str, channel: st
     if recipient_kind(recipient) == "email":
         wanted = ["email"]
     else:
-        rules = {r.country: r.channels for r in RoutingRule.objects.filter(workspace=workspace, country__in=[country, "*"])}
+        rules = _rules(workspace)
         defaults = settings.OTP_DEFAULT_ROUTES
         wanted = rules.get(country) or rules.get("*") or defaults.get(country) or defaults.get("*", [])
         wanted = [c for c in wanted if c != "email"]
