@@ -1,9 +1,17 @@
 """The ASGI application gunicorn's uvicorn workers serve (`config/gunicorn.py`).
 
-Django runs a request's synchronous code (sync middleware, DRF views) on a thread of the request's own, kept
-until the response is fully sent. For a long-lived async stream (server-sent events) that would hold a thread,
-and the database connection the view used, for as long as the client listens. This handler gives both back as
-soon as the view has returned an async streaming response.
+Django runs a request's synchronous code (middleware, DRF views) on a thread of the request's own, kept until the
+response is fully sent. Two changes to the stock handler, both measured through the server (docs/performance.md):
+
+- The middleware chain is built synchronous, as under WSGI, and run in one hop from the event loop to the
+  request's thread. Built for async (the stock way), a chain of synchronous middleware hops back to the loop to
+  reach the view and again to the thread to run it, on every request. No view of the project is async; a stream
+  is a synchronous view returning an async iterator, which the loop then sends.
+- The request's thread is borrowed from a few idle ones the process keeps, not started for each request.
+
+For a long-lived async stream (server-sent events) holding the thread would keep it, and the database connection
+the view used, for as long as the client listens. This handler gives both back as soon as the view has returned an
+async streaming response.
 """
 import contextvars
 import os
@@ -17,21 +25,39 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.db import connections  # noqa: E402
 
 
+IDLE_REQUEST_THREADS = 32  # idle threads kept per process; beyond that a returned thread ends
+_idle: list[ThreadPoolExecutor] = []
+_in_use = 0  # threads lent to requests now (read by tests)
+
+
+def request_threads_in_use() -> int:
+    return _in_use
+
+
 class RequestThread(Executor):
-    """The one thread a request's synchronous code runs on: started on first use, released on demand (a later
-    call starts a fresh one)."""
+    """The one thread a request's synchronous code runs on: borrowed on first use, given back on demand (a later
+    call borrows again). Borrowing and giving back happen on the event loop's thread only."""
 
     def __init__(self):
         self._pool: ThreadPoolExecutor | None = None
 
     def submit(self, fn, /, *args, **kwargs):
+        global _in_use
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="request")
+            self._pool = _idle.pop() if _idle else ThreadPoolExecutor(max_workers=1, thread_name_prefix="request")
+            _in_use += 1
         return self._pool.submit(fn, *args, **kwargs)
 
     def shutdown(self, wait=True, *, cancel_futures=False):
+        """Only once the request's synchronous calls have returned (they are awaited before this is called)."""
+        global _in_use
         pool, self._pool = self._pool, None
-        if pool is not None:
+        if pool is None:
+            return
+        _in_use -= 1
+        if len(_idle) < IDLE_REQUEST_THREADS:
+            _idle.append(pool)
+        else:
             pool.shutdown(wait=wait, cancel_futures=cancel_futures)
 
 
@@ -39,6 +65,12 @@ _request_thread: contextvars.ContextVar[RequestThread] = contextvars.ContextVar(
 
 
 class Handler(ASGIHandler):
+    def load_middleware(self, is_async=False):
+        super().load_middleware(is_async=False)  # one synchronous chain (module docstring)
+
+    async def get_response_async(self, request):
+        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
@@ -49,7 +81,7 @@ class Handler(ASGIHandler):
                 await super().__call__(scope, receive, send)
         finally:
             _request_thread.reset(token)
-            thread.shutdown(wait=False)  # never block the event loop on it
+            thread.shutdown(wait=False)  # back to the idle ones; never block the event loop on it
 
     async def send_response(self, response, send):
         thread = _request_thread.get(None)

@@ -173,8 +173,7 @@ def test_asgi_stream_holds_no_request_thread_and_resumes_exactly(transactional_d
     headers = {"Authorization": f"Bearer {session_start(user=alice).access_token}"}
     append(deployment, 1, 3)
 
-    def request_threads():
-        return [t for t in threading.enumerate() if t.name.startswith("request_")]
+    from config.asgi import request_threads_in_use
 
     async def main():
         first = AsgiStream(URL.format(deployment.pk), headers)
@@ -182,7 +181,7 @@ def test_asgi_stream_holds_no_request_thread_and_resumes_exactly(transactional_d
         assert head["status"] == 200 and head["content-type"] == "text/event-stream"
         await first.read_until(lambda text: log_ids(text)[-1:] == [3])
         # open and waiting: the view's thread (and its database connection) went back at once
-        await wait_for(lambda: not request_threads(), "an open stream still holds its request thread")
+        await wait_for(lambda: request_threads_in_use() == 0, "an open stream still holds its request thread")
         await in_thread(append, deployment, 4, 6)
         seen = await first.read_until(lambda text: 5 in log_ids(text))
         await first.disconnect()
