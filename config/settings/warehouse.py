@@ -18,3 +18,6 @@ WAREHOUSE_SEARCH_EXACT_COUNT = env.int("WAREHOUSE_SEARCH_EXACT_COUNT", default=1
 # (config.local_cache) until the refresh's new version, read at most every WAREHOUSE_LOCAL_CHECK_SECONDS.
 WAREHOUSE_LOCAL_CHECK_SECONDS = env.float("WAREHOUSE_LOCAL_CHECK_SECONDS", default=1.0)
 WAREHOUSE_FACETS_TTL_SECONDS = env.float("WAREHOUSE_FACETS_TTL_SECONDS", default=300.0)
+# What searches found (counts by filter set, the ordered ids a text search matched), kept the same way: at most
+# this many bytes per process (about 36 bytes an id).
+WAREHOUSE_SEARCH_CACHE_BYTES = env.int("WAREHOUSE_SEARCH_CACHE_BYTES", default=16 * 1024 * 1024)

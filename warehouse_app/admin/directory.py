@@ -2,6 +2,7 @@
 from django.contrib import admin
 
 from warehouse_app.models import DirectoryFacet, Facility, ImportRun
+from warehouse_app.services.directory import facets_refresh
 
 
 @admin.register(Facility)
@@ -11,6 +12,11 @@ class FacilityAdmin(admin.ModelAdmin):
     search_fields = ("slug", "name", "city", "region", "operator", "osm_id")
     readonly_fields = ("slug", "osm_type", "osm_id", "name", "type_code", "city", "region", "country",
                        "floor_area_m2", "lat", "lon", "outline", "tags", "source_file", "imported_at", "withdrawn_at")
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if form.changed_data:  # the status or operator: the facet lists and what searches found change with them
+            facets_refresh()
 
 
 @admin.register(ImportRun)

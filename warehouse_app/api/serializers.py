@@ -25,12 +25,24 @@ class FacilitySerializer(serializers.ModelSerializer):
     def get_osm_url(self, obj) -> str:
         return f"https://www.openstreetmap.org/{obj.osm_type}/{obj.osm_id}"
 
+    def to_representation(self, obj):
+        """Every list and search page: the fields above written out directly, without DRF's per-field walk
+        (a third of a search's time in Python; the schema still comes from the declarations)."""
+        return {"slug": obj.slug, "name": obj.name, "display_name": facility_display_name(obj),
+                "osm_way_id": self.get_osm_way_id(obj), "osm_url": self.get_osm_url(obj), "type": obj.type_code,
+                "region": obj.region, "country": obj.country, "city": obj.city, "operator": obj.operator,
+                "floor_area_m2": float(obj.floor_area_m2), "lat": float(obj.lat), "lon": float(obj.lon),
+                "status": obj.status}
+
 
 class FacilityDetailSerializer(FacilitySerializer):
     osm_relation_id = serializers.SerializerMethodField()
 
     class Meta(FacilitySerializer.Meta):
         fields = FacilitySerializer.Meta.fields + ("osm_relation_id", "outline", "imported_at")
+
+    def to_representation(self, obj):
+        return serializers.ModelSerializer.to_representation(self, obj)
 
     def get_osm_relation_id(self, obj) -> int | None:
         return obj.osm_id if obj.osm_type == "relation" else None

@@ -18,7 +18,7 @@ def _page(request, queryset, per_page=25):
 def home(request):
     return render(request, "warehouse_app/home.html", {
         "section": "directory", "regions": directory.regions(), "types": directory.facility_types(),
-        "total": directory.active().count(), "cities": directory.cities()[:30],
+        "total": directory.dataset_totals()["facilities"], "cities": directory.cities()[:30],
     })
 
 

@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, Q, Sum
 
 from config.errors import NotFound
-from config.local_cache import LocalCache
+from config.local_cache import MISSING, LocalCache
 from warehouse_app.models import DirectoryFacet, Facility
 
 FILTERS = ("region", "country", "city", "type", "operator", "min_area", "max_area", "q")
@@ -31,19 +31,32 @@ def active():
 
 
 def recorded_fields(*, names) -> set:
-    """Which of these search fields some active facility records: one query on the facets, whatever the
-    number of facilities."""
-    names = list(names)
-    if not names:
-        return set()
-    checks = {f"has_{name}": Exists(DirectoryFacet.objects.filter(RECORDED[name])) for name in names}
-    row = next(iter(DirectoryFacet.objects.order_by().annotate(**checks).values(*checks)[:1]), None) or {}
-    return {name for name in names if row.get(f"has_{name}")}
+    """Which of these search fields some active facility records: one query on the facets for all five fields,
+    kept with the facet lists until the next refresh."""
+    def read():
+        checks = {f"has_{name}": Exists(DirectoryFacet.objects.filter(condition)) for name, condition in RECORDED.items()}
+        row = next(iter(DirectoryFacet.objects.order_by().annotate(**checks).values(*checks)[:1]), None) or {}
+        return frozenset(name for name in RECORDED if row.get(f"has_{name}"))
+
+    return facet_lists.get_or_compute("recorded", read) & set(names)
+
+
+@dataclass
+class Search:
+    queryset: object
+    unapplied: list
+    key: tuple  # the filters applied, as given: what the search caches are keyed by
+    text: bool  # a `q` search
 
 
 def facilities_search(params) -> tuple:
     """(queryset, unapplied) — every parameter either narrows the search or is named with a reason."""
-    qs, unapplied = active(), []
+    search = _search(params)
+    return search.queryset, search.unapplied
+
+
+def _search(params) -> Search:
+    qs, unapplied, applied = active(), [], []
     for name in params:
         if name not in FILTERS and name not in PAGING:
             unapplied.append({"name": name, "reason": "unknown filter"})
@@ -57,6 +70,7 @@ def facilities_search(params) -> tuple:
             continue
         # UPPER(col) = UPPER(value) on PostgreSQL: served by the facility_<field>_search indexes
         qs = qs.filter(**{f"{field}__iexact": given[name]})
+        applied.append((name, given[name]))
     for name, lookup in (("min_area", "floor_area_m2__gte"), ("max_area", "floor_area_m2__lte")):
         raw = (params.get(name) or "").strip()
         if not raw:
@@ -69,12 +83,14 @@ def facilities_search(params) -> tuple:
             unapplied.append({"name": name, "reason": "not a non-negative number of square metres"})
             continue
         qs = qs.filter(**{lookup: value})
+        applied.append((name, value))
     q = (params.get("q") or "").strip()
     if q:
         # UPPER(col) LIKE '%Q%': the trigram indexes of migration 0003 on PostgreSQL
         qs = qs.filter(Q(name__icontains=q) | Q(city__icontains=q) | Q(operator__icontains=q) | Q(slug__icontains=q))
+        applied.append(("q", q))
     # outlines and raw tags are only shown on a facility's own page: lists do not load them
-    return qs.defer("outline", "tags").order_by("-floor_area_m2", "slug"), unapplied
+    return Search(qs.defer("outline", "tags").order_by("-floor_area_m2", "slug"), unapplied, tuple(applied), bool(q))
 
 
 @dataclass
@@ -92,10 +108,13 @@ def facilities_estimate(*, queryset) -> int:
     return int(plan[0]["Plan"]["Plan Rows"])
 
 
-def facilities_count(*, queryset) -> tuple[int, bool]:
+def facilities_count(*, queryset, key: tuple | None = None) -> tuple[int, bool]:
     """(count, is_estimate). Exact up to WAREHOUSE_SEARCH_EXACT_COUNT matches. On PostgreSQL a search the
     planner expects to match more is not counted: its estimate (from the statistics the ANALYZE after each import
-    keeps fresh) is the answer. Below that, the count reads at most the limit + 1 matches."""
+    keeps fresh) is the answer. Below that, the count reads at most the limit + 1 matches. With a search's `key`
+    the answer is kept until the next refresh of the facets (`search_results`)."""
+    if key is not None:
+        return search_results.get_or_compute(("count", key), lambda: facilities_count(queryset=queryset))
     qs = queryset.order_by()
     if connection.vendor != "postgresql":
         return qs.count(), False
@@ -107,26 +126,44 @@ def facilities_count(*, queryset) -> tuple[int, bool]:
     return (counted, False) if counted <= limit else (counted, True)
 
 
-def _text_page(queryset, *, page: int, page_size: int) -> Page:
-    """A text search (`q`) on PostgreSQL. The planner can tell neither how many rows a substring matches nor
-    where they fall in the search order (walking the order index for a word found only on small buildings reads
-    the whole table), so the matches are collected first, unordered, at most the exact-count limit + 1 (id,
-    floor area, slug): up to the limit they are counted, ordered and paged here and one more query loads the
-    page. Past it the count is the planner's estimate and the page comes from bitmap scans only, bounded below
-    by the floor area the collected matches already reach: its cost follows the matches, never the table."""
+def _text_matches(queryset, key: tuple | None) -> tuple | list:
+    """The ids a text search matches in the search order (a tuple, kept in `search_results` under the search's
+    key), or, past the exact-count limit, the first limit + 1 matches found as (id, floor area, slug), unordered
+    by the database and sorted here."""
+    cached = search_results.get(("text", key)) if key is not None else MISSING
+    if cached is not MISSING:
+        return cached
+    generation = search_results.generation
     limit = settings.WAREHOUSE_SEARCH_EXACT_COUNT
     found = list(queryset.order_by().values_list("pk", "floor_area_m2", "slug")[:limit + 1])
     found.sort(key=lambda m: (-m[1], m[2]))  # the search order; slugs are ASCII, code-point order
+    if len(found) > limit:
+        return found
+    ids = tuple(m[0] for m in found)
+    if key is not None:
+        search_results.set(("text", key), ids, size=64 + 36 * len(ids), generation=generation)
+    return ids
+
+
+def _text_page(queryset, *, page: int, page_size: int, key: tuple | None = None) -> Page:
+    """A text search (`q`) on PostgreSQL. The planner can tell neither how many rows a substring matches nor
+    where they fall in the search order (walking the order index for a word found only on small buildings reads
+    the whole table), so the matches are collected first, unordered, at most the exact-count limit + 1 (id,
+    floor area, slug): up to the limit they are counted, ordered and paged here (and the ordered ids kept, so
+    the next pages and the same search again cost one query) and one more query loads the page. Past it the
+    count is the planner's estimate and the page comes from bitmap scans only, bounded below by the floor area
+    the collected matches already reach: its cost follows the matches, never the table."""
+    matches = _text_matches(queryset, key)
     offset = (page - 1) * page_size
-    if len(found) <= limit:
-        ids = [m[0] for m in found[offset:offset + page_size]]
+    if isinstance(matches, tuple):
+        ids = matches[offset:offset + page_size]
         if not ids and page > 1:
-            raise NotFound(f"Page {page} is past the end ({math.ceil(len(found) / page_size)} pages).")
+            raise NotFound(f"Page {page} is past the end ({math.ceil(len(matches) / page_size)} pages).")
         rows = {row.pk: row for row in queryset.filter(pk__in=ids)} if ids else {}
-        return Page([rows[pk] for pk in ids if pk in rows], len(found), False, page, page_size)
-    count = max(facilities_estimate(queryset=queryset), limit + 1)
-    if offset + page_size <= len(found):  # the true top (offset + page_size) all reach this floor area
-        queryset = queryset.filter(floor_area_m2__gte=found[offset + page_size - 1][1])
+        return Page([rows[pk] for pk in ids if pk in rows], len(matches), False, page, page_size)
+    count = max(facilities_estimate(queryset=queryset), len(matches))
+    if offset + page_size <= len(matches):  # the true top (offset + page_size) all reach this floor area
+        queryset = queryset.filter(floor_area_m2__gte=matches[offset + page_size - 1][1])
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_indexscan = off")
         rows = list(queryset[offset:offset + page_size])
@@ -136,16 +173,17 @@ def _text_page(queryset, *, page: int, page_size: int) -> Page:
     return Page(rows, count, True, page, page_size)
 
 
-def facilities_page(*, queryset, page: int, page_size: int, text_search: bool = False) -> Page:
+def facilities_page(*, queryset, page: int, page_size: int, text_search: bool = False,
+                    key: tuple | None = None) -> Page:
     """One page of an ordered queryset; a page past the end is 404. A short or empty first page is its own
-    count, so small results cost one query."""
+    count, so small results cost one query. `key` names a search whose count and text matches may be kept."""
     if text_search and connection.vendor == "postgresql":
-        return _text_page(queryset, page=page, page_size=page_size)
+        return _text_page(queryset, page=page, page_size=page_size, key=key)
     offset = (page - 1) * page_size
     rows = list(queryset[offset:offset + page_size])
     if len(rows) < page_size and (rows or page == 1):
         return Page(rows, offset + len(rows), False, page, page_size)
-    count, estimate = facilities_count(queryset=queryset)
+    count, estimate = facilities_count(queryset=queryset, key=key)
     if not rows:
         pages = math.ceil(count / page_size)
         raise NotFound(f"Page {page} is past the end ({'about ' if estimate else ''}{pages} pages).")
@@ -154,9 +192,9 @@ def facilities_page(*, queryset, page: int, page_size: int, text_search: bool = 
 
 def facilities_search_page(*, params, page: int, page_size: int) -> tuple[Page, list]:
     """The search endpoint: (page, unapplied filters)."""
-    queryset, unapplied = facilities_search(params)
-    text_search = bool((params.get("q") or "").strip())
-    return facilities_page(queryset=queryset, page=page, page_size=page_size, text_search=text_search), unapplied
+    search = _search(params)
+    return facilities_page(queryset=search.queryset, page=page, page_size=page_size, text_search=search.text,
+                           key=search.key), search.unapplied
 
 
 def facets_refresh(*, kinds=tuple(FACET_GROUPS)) -> None:
@@ -172,8 +210,8 @@ def facets_refresh(*, kinds=tuple(FACET_GROUPS)) -> None:
             DirectoryFacet.objects.bulk_create(
                 [DirectoryFacet(kind=kind, facility_count=g.pop("n"), floor_area_m2=g.pop("area") or 0, **g)
                  for g in groups], batch_size=1000)
-        facet_lists.invalidate()
-        transaction.on_commit(facet_lists.invalidate)  # and again once readers can see the new rows
+        directory_caches_invalidate()
+        transaction.on_commit(directory_caches_invalidate)  # and again once readers can see the new rows
 
 
 def facilities_analyze() -> None:
@@ -185,9 +223,19 @@ def facilities_analyze() -> None:
         cursor.execute(f"{'VACUUM (ANALYZE)' if vacuum else 'ANALYZE'} {Facility._meta.db_table}")
 
 
-# The facets change only in facets_refresh: every web process keeps what it read until the next refresh.
+# The directory changes only where the facets are refreshed (an import, an operator's claim, a status changed
+# in admin): every web process keeps the facet lists and what searches found until the next refresh.
 facet_lists = LocalCache("directory-facets", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
                          check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=16)
+# counts by filter set, ordered ids by text search
+search_results = LocalCache("directory-searches", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
+                            check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=4096,
+                            max_bytes=settings.WAREHOUSE_SEARCH_CACHE_BYTES)
+
+
+def directory_caches_invalidate() -> None:
+    facet_lists.invalidate()
+    search_results.invalidate()
 
 
 def _facets(kind, *columns, order):

@@ -1,5 +1,8 @@
-"""Regions, types, cities, operators and totals change only at a refresh of the facets (an import or a claim):
-each process keeps what it read, and every process drops it when a refresh writes a new version."""
+"""Regions, types, cities, operators and totals, and what searches found (counts, text matches), change only at
+a refresh of the facets (an import, a claim, a change in admin): each process keeps what it read, and every
+process drops it when a refresh writes a new version."""
+from django.db.models import Count
+
 from config.local_cache import MISSING, LocalCache
 from warehouse_app.models import Facility
 from warehouse_app.services.directory import facet_lists, facets_refresh
@@ -28,3 +31,46 @@ def test_another_process_drops_its_lists_at_its_next_version_check(small, settin
     assert other.get("region") == ["an old list"]
     facets_refresh()
     assert other.get("region") is MISSING
+
+
+def test_a_search_keeps_its_count_until_a_refresh_and_then_costs_its_page_alone(api, small,
+                                                                                  django_assert_num_queries):
+    kind = Facility.objects.values("type_code").annotate(n=Count("id")).order_by("-n")[0]["type_code"]
+    search = f"/api/warehouses/search?type={kind}&page_size=5"
+    first = api.get(search).json()
+    total = Facility.objects.filter(type_code=kind, status="active").count()
+    assert first["count"] == total > 10 and first["count_is_estimate"] is False
+    with django_assert_num_queries(1):  # the page; the count and the "is the field recorded" check are kept
+        second = api.get(f"{search}&page=2").json()
+    assert second["count"] == total
+    assert [f["slug"] for f in second["results"]] == list(Facility.objects.filter(
+        type_code=kind).order_by("-floor_area_m2", "slug").values_list("slug", flat=True)[5:10])
+    # an import withdraws facilities, then refreshes the facets: every kept count goes with them
+    gone = list(Facility.objects.filter(type_code=kind).order_by("slug").values_list("pk", flat=True)[:2])
+    Facility.objects.filter(pk__in=gone).update(status=Facility.Status.WITHDRAWN)
+    assert api.get(search).json()["count"] == total  # not yet
+    facets_refresh()
+    assert api.get(search).json()["count"] == total - 2
+
+
+def test_a_field_recorded_only_after_a_refresh_becomes_a_filter(api, small):
+    body = api.get("/api/warehouses/search?operator=Harbour").json()
+    assert body["unapplied_filters"] == [{"name": "operator", "reason": "no facility records a operator"}]
+    Facility.objects.filter(pk=Facility.objects.order_by("slug").first().pk).update(operator="Harbour")
+    facets_refresh()
+    body = api.get("/api/warehouses/search?operator=Harbour").json()
+    assert body["unapplied_filters"] == [] and body["count"] == 1
+
+
+def test_a_staff_status_change_in_admin_refreshes_what_searches_and_lists_show(client, small):
+    from tests.factories import UserFactory
+
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    facility = Facility.objects.order_by("slug").first()
+    before = client.get("/api/warehouses/search?region=Maryland&page_size=1").json()["count"]
+    resp = client.post(f"/admin/warehouse_app/facility/{facility.pk}/change/",
+                       {"operator": facility.operator, "status": "withdrawn"})
+    assert resp.status_code == 302
+    assert Facility.objects.get(pk=facility.pk).status == "withdrawn"
+    assert client.get("/api/warehouses/search?region=Maryland&page_size=1").json()["count"] == before - 1
+    assert client.get("/api/regions").json()["results"][0]["facility_count"] == before - 1

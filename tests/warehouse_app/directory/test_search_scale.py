@@ -82,6 +82,19 @@ def test_a_text_search_pages_its_matches_in_the_search_order(api, small, large):
     assert api.get("/api/warehouses/search?q=no-such-text").json()["count"] == 0
 
 
+@pytest.mark.postgres
+def test_a_text_search_keeps_its_ordered_matches_so_later_pages_cost_one_statement(
+        api, small, large, django_assert_num_queries):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL): elsewhere a text search is a plain filter")
+    expected = [f.slug for f in reference().filter(text("vaduz"))]
+    first = api.get("/api/warehouses/search?q=vaduz&page_size=5").json()
+    with django_assert_num_queries(1):  # the page's rows by id
+        third = api.get("/api/warehouses/search?q=vaduz&page_size=5&page=3").json()
+    assert [f["slug"] for f in first["results"] + third["results"]] == expected[:5] + expected[10:15]
+    assert third["count"] == len(expected) and third["count_is_estimate"] is False
+
+
 def test_the_list_pages_by_slug_with_the_count(api, small, django_assert_max_num_queries):
     with django_assert_max_num_queries(2):
         body = api.get("/api/warehouses?page=4&page_size=25").json()
