@@ -5,6 +5,9 @@ machinery, not from the design. `from package import name` counts as importing `
 module. Migrations and tests are left out; they sit outside the layering.
 """
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,3 +141,15 @@ def test_no_import_cycles():
     cycles = [c for c in strongly_connected_components(import_graph()) if len(c) > 1]
     unexpected = [c for c in cycles if frozenset(c) not in ALLOWED_CYCLES]
     assert not unexpected, "import cycles:\n" + "\n".join(" ↔ ".join(c) for c in unexpected)
+
+
+def test_a_web_worker_loads_no_importer_library():
+    """The OSM importer's libraries (osmium, shapely with numpy, pyproj: about 38 MiB a process) load only where an
+    import runs, never in a web worker that merely serves the directory."""
+    code = ("import sys, django.urls; import config.asgi; django.urls.get_resolver().url_patterns; "
+            "print(sorted(m for m in ('osmium', 'shapely', 'numpy', 'pyproj') if m in sys.modules))")
+    env = {"DJANGO_SETTINGS_MODULE": "config.settings.test", "PATH": "/usr/bin:/bin"}
+    env.update({k: v for k, v in os.environ.items() if k in ("DATABASE_URL", "REDIS_URL", "DATA_DIR")})
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
