@@ -93,6 +93,9 @@ def _search(params) -> Search:
     return Search(qs.defer("outline", "tags").order_by("-floor_area_m2", "slug"), unapplied, tuple(applied), bool(q))
 
 
+PAGE_ROW_BYTES = 1500  # a facility of a list page as kept in memory (outline and tags are not loaded)
+
+
 @dataclass
 class Page:
     rows: list
@@ -191,10 +194,15 @@ def facilities_page(*, queryset, page: int, page_size: int, text_search: bool = 
 
 
 def facilities_search_page(*, params, page: int, page_size: int) -> tuple[Page, list]:
-    """The search endpoint: (page, unapplied filters)."""
+    """The search endpoint: (page, unapplied filters). A page is the same for everyone until the directory
+    changes, so each process keeps the pages it served (`search_results`; a page past the end is not kept)."""
     search = _search(params)
-    return facilities_page(queryset=search.queryset, page=page, page_size=page_size, text_search=search.text,
-                           key=search.key), search.unapplied
+    found = search_results.get_or_compute(
+        ("page", search.key, page, page_size),
+        lambda: facilities_page(queryset=search.queryset, page=page, page_size=page_size, text_search=search.text,
+                                key=search.key),
+        size=PAGE_ROW_BYTES * page_size)
+    return found, search.unapplied
 
 
 def facets_refresh(*, kinds=tuple(FACET_GROUPS)) -> None:
@@ -227,7 +235,7 @@ def facilities_analyze() -> None:
 # in admin): every web process keeps the facet lists and what searches found until the next refresh.
 facet_lists = LocalCache("directory-facets", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
                          check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=16)
-# counts by filter set, ordered ids by text search
+# counts by filter set, ordered ids by text search, pages of results
 search_results = LocalCache("directory-searches", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
                             check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=4096,
                             max_bytes=settings.WAREHOUSE_SEARCH_CACHE_BYTES)

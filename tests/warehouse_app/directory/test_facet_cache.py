@@ -33,8 +33,7 @@ def test_another_process_drops_its_lists_at_its_next_version_check(small, settin
     assert other.get("region") is MISSING
 
 
-def test_a_search_keeps_its_count_until_a_refresh_and_then_costs_its_page_alone(api, small,
-                                                                                  django_assert_num_queries):
+def test_a_search_keeps_its_count_and_pages_until_a_refresh(api, small, django_assert_num_queries):
     kind = Facility.objects.values("type_code").annotate(n=Count("id")).order_by("-n")[0]["type_code"]
     search = f"/api/warehouses/search?type={kind}&page_size=5"
     first = api.get(search).json()
@@ -43,6 +42,8 @@ def test_a_search_keeps_its_count_until_a_refresh_and_then_costs_its_page_alone(
     with django_assert_num_queries(1):  # the page; the count and the "is the field recorded" check are kept
         second = api.get(f"{search}&page=2").json()
     assert second["count"] == total
+    with django_assert_num_queries(0):  # a page served before
+        assert api.get(f"{search}&page=2").json() == second
     assert [f["slug"] for f in second["results"]] == list(Facility.objects.filter(
         type_code=kind).order_by("-floor_area_m2", "slug").values_list("slug", flat=True)[5:10])
     # an import withdraws facilities, then refreshes the facets: every kept count goes with them
