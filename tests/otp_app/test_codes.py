@@ -1,10 +1,13 @@
 """Send, verify, resend, status and expiry through the HTTP API, with a sandbox key."""
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord, SandboxMessage
 from otp_app.services.codes import code_hash
 from tests.otp_app.conftest import PHONE
-from tests.otp_app.factories import WorkspacePolicyFactory
+from tests.otp_app.factories import OtpRecordFactory, WorkspacePolicyFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -260,6 +263,24 @@ def test_country_allow_list(sandbox, workspace):
     assert resp.status_code == 403
     assert resp.json()["error"]["code"] == "country_not_allowed"
     assert send(client, recipient="+4915112345678").status_code == 201
+
+
+def test_only_this_workspaces_failed_records_of_the_last_24_hours_count(sandbox, settings):
+    settings.OTP_FAILED_RECORDS_PER_RECIPIENT = 2
+    settings.OTP_SENDS_PER_RECIPIENT = 10
+    client, key = sandbox
+    now = timezone.now()
+    OtpRecordFactory(api_key=key, status="failed", created_at=now - timedelta(hours=24, seconds=5))  # too old
+    OtpRecordFactory(status="failed")  # the same number in another workspace
+    OtpRecordFactory(api_key=key, recipient="+14155550124", status="failed")  # another number
+    OtpRecordFactory(api_key=key, status="expired")
+    OtpRecordFactory(api_key=key, status="failed", created_at=now - timedelta(hours=23))
+    assert send(client).status_code == 201  # one failed record counts: under the limit of 2
+    OtpRecordFactory(api_key=key, status="failed")
+    before = OtpRecord.objects.count()
+    resp = send(client)
+    assert resp.status_code == 429 and resp.json()["error"]["code"] == "recipient_blocked"
+    assert resp["Retry-After"] == "3600" and OtpRecord.objects.count() == before
 
 
 def test_recipient_with_too_many_failed_records_is_blocked(sandbox, settings):
