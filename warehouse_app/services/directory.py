@@ -5,6 +5,7 @@ Design and figures: docs/performance.md (warehouse search).
 import json
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -41,12 +42,34 @@ def recorded_fields(*, names) -> set:
     return facet_lists.get_or_compute("recorded", read) & set(names)
 
 
+# how each applied filter narrows the facilities
+LOOKUPS = {**{name: f"{field}__iexact" for name, field in FIELD.items()},
+           "min_area": "floor_area_m2__gte", "max_area": "floor_area_m2__lte"}
+
+
 @dataclass
 class Search:
-    queryset: object
+    key: tuple  # the filters applied, (name, value) as given: what the search caches are keyed by
     unapplied: list
-    key: tuple  # the filters applied, as given: what the search caches are keyed by
-    text: bool  # a `q` search
+
+    @property
+    def text(self) -> bool:
+        return any(name == "q" for name, _ in self.key)
+
+    @cached_property
+    def queryset(self):
+        """Built only when a search reads the database (a kept page does not)."""
+        qs = active()
+        for name, value in self.key:
+            if name == "q":
+                # UPPER(col) LIKE '%Q%': the trigram indexes of migration 0003 on PostgreSQL
+                qs = qs.filter(Q(name__icontains=value) | Q(city__icontains=value) | Q(operator__icontains=value)
+                               | Q(slug__icontains=value))
+            else:
+                # UPPER(col) = UPPER(value) on PostgreSQL: served by the facility_<field>_search indexes
+                qs = qs.filter(**{LOOKUPS[name]: value})
+        # outlines and raw tags are only shown on a facility's own page: lists do not load them
+        return qs.defer("outline", "tags").order_by("-floor_area_m2", "slug")
 
 
 def facilities_search(params) -> tuple:
@@ -56,22 +79,20 @@ def facilities_search(params) -> tuple:
 
 
 def _search(params) -> Search:
-    qs, unapplied, applied = active(), [], []
+    unapplied, applied = [], []
     for name in params:
         if name not in FILTERS and name not in PAGING:
             unapplied.append({"name": name, "reason": "unknown filter"})
     given = {name: (params.get(name) or "").strip() for name in FIELD}
     recorded = recorded_fields(names=[name for name, value in given.items() if value])
-    for name, field in FIELD.items():
+    for name in FIELD:
         if not given[name]:
             continue
         if name not in recorded:
             unapplied.append({"name": name, "reason": f"no facility records a {name}"})
             continue
-        # UPPER(col) = UPPER(value) on PostgreSQL: served by the facility_<field>_search indexes
-        qs = qs.filter(**{f"{field}__iexact": given[name]})
         applied.append((name, given[name]))
-    for name, lookup in (("min_area", "floor_area_m2__gte"), ("max_area", "floor_area_m2__lte")):
+    for name in ("min_area", "max_area"):
         raw = (params.get(name) or "").strip()
         if not raw:
             continue
@@ -82,15 +103,11 @@ def _search(params) -> Search:
         except ValueError:
             unapplied.append({"name": name, "reason": "not a non-negative number of square metres"})
             continue
-        qs = qs.filter(**{lookup: value})
         applied.append((name, value))
     q = (params.get("q") or "").strip()
     if q:
-        # UPPER(col) LIKE '%Q%': the trigram indexes of migration 0003 on PostgreSQL
-        qs = qs.filter(Q(name__icontains=q) | Q(city__icontains=q) | Q(operator__icontains=q) | Q(slug__icontains=q))
         applied.append(("q", q))
-    # outlines and raw tags are only shown on a facility's own page: lists do not load them
-    return Search(qs.defer("outline", "tags").order_by("-floor_area_m2", "slug"), unapplied, tuple(applied), bool(q))
+    return Search(tuple(applied), unapplied)
 
 
 PAGE_ROW_BYTES = 1500  # a facility of a list page as kept in memory (outline and tags are not loaded)
