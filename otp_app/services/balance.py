@@ -8,7 +8,8 @@ from otp_app.models import Balance, Charge, SandboxMessage
 
 
 def balance_for(workspace) -> Balance:
-    balance, _ = Balance.objects.get_or_create(workspace=workspace, defaults={"currency": settings.OTP_CURRENCY})
+    # by id: a Balance made from the object would be cached on it, and a send's workspace is shared (config_cache)
+    balance, _ = Balance.objects.get_or_create(workspace_id=workspace.pk, defaults={"currency": settings.OTP_CURRENCY})
     return balance
 
 

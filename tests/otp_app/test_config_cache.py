@@ -6,7 +6,7 @@ from django.test import Client
 from django.utils import timezone
 
 from config.local_cache import MISSING, LocalCache
-from otp_app.models import ApiKey, OtpRecord, RoutingRule
+from otp_app.models import ApiKey, Balance, OtpRecord, RoutingRule
 from otp_app.services.config_cache import config
 from otp_app.services.keys import otp_key_revoke
 from tests.factories import PASSWORD
@@ -116,3 +116,21 @@ def test_last_used_at_just_written_by_another_process_is_left_alone(sandbox, tra
     ApiKey.objects.filter(pk=key.pk).update(last_used_at=elsewhere)  # another process's touch
     send(client)
     assert ApiKey.objects.get(pk=key.pk).last_used_at == elsewhere
+
+
+def _state_of(key):
+    return (dict(key.__dict__), dict(key._state.fields_cache), dict(key.workspace.__dict__),
+            dict(key.workspace._state.fields_cache))
+
+
+def test_requests_never_change_the_cached_key_or_its_workspace(key_client, settings):
+    """Every request of the process shares the cached objects."""
+    settings.OTP_CONSOLE_CHANNEL = True
+    client, key = key_client("live")  # live: a send also reads, or makes, the workspace's balance
+    assert send(client, channel="console").status_code == 201
+    cached = config.get(("key", key.key_hash))
+    before = _state_of(cached)
+    Balance.objects.all().delete()  # the next send makes it again
+    assert send(client, channel="console").status_code == 201
+    assert client.get("/api/v1/balance").status_code == 200
+    assert _state_of(cached) == before and config.get(("key", key.key_hash)) is cached
