@@ -1,6 +1,6 @@
 """OTP API keys: create (shown once), authenticate, revoke."""
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import Q
@@ -12,7 +12,7 @@ from otp_app.services.errors import Unauthenticated
 from platform_app.services.identity.keys import sha256_hex
 
 TOUCH_EVERY = timedelta(seconds=60)
-_touched: dict[str, object] = {}  # key id -> when this process last wrote its last_used_at
+_touched: dict[str, datetime] = {}  # key id -> when this process last wrote its last_used_at
 
 
 @transaction.atomic
