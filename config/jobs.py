@@ -11,6 +11,7 @@ docs/deployment.md, "When a dependency is down"). Tasks are idempotent, so a sec
 services) or a task object.
 """
 import logging
+import threading
 
 from django.conf import settings
 from django.db import transaction
@@ -25,13 +26,20 @@ def enqueue(task, *args, **kwargs) -> None:
     transaction.on_commit(lambda: publish(task, args, kwargs))
 
 
+_discovery = threading.Lock()
+
+
 def _signature(task, args, kwargs):
     if not isinstance(task, str):
         return task.signature(args, kwargs)
     if task not in celery_app.tasks:
         # Register every app's tasks module (as a worker does at start), so the task's own options apply and
         # eager mode runs it inline; a name still unknown afterwards raises NotRegistered, never publishes.
-        celery_app.autodiscover_tasks(force=True)
+        # One thread at a time: the first requests of a process publish together, and a thread that looked
+        # while another was registering the modules found its task missing.
+        with _discovery:
+            if task not in celery_app.tasks:
+                celery_app.autodiscover_tasks(force=True)
     celery_app.tasks[task]  # raises NotRegistered for a name no app declares
     return celery_app.signature(task, args=args, kwargs=kwargs)
 

@@ -1,5 +1,9 @@
 """config/jobs.py: a broker that cannot be reached is logged, never raised into the request that committed."""
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from celery import Celery
@@ -70,3 +74,36 @@ def test_a_name_no_app_declares_is_refused_not_published():
 
     with pytest.raises(NotRegistered):
         publish("platform_app.tasks.no_such_task", ("dpl_3",))
+
+
+RACE = """
+import sys, threading
+import django
+django.setup()
+from config import jobs
+errors, start = [], threading.Barrier(16)
+
+def publish_first():
+    start.wait()
+    try:
+        jobs._signature("otp_app.tasks.delivery_attempt", (1, "sealed"), {})
+    except Exception as exc:
+        errors.append(type(exc).__name__)
+
+threads = [threading.Thread(target=publish_first) for _ in range(16)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(errors)
+"""
+
+
+def test_the_first_publishes_of_a_fresh_process_find_their_task_together():
+    """A web process registers the task modules on its first publish; sixteen requests publishing at once all
+    find their task (one registered while the others looked had them fail with NotRegistered, a 500 after
+    their records were committed)."""
+    env = {**{k: v for k, v in os.environ.items() if k in ("PATH", "DATABASE_URL", "REDIS_URL", "DATA_DIR")},
+           "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    out = subprocess.run([sys.executable, "-c", RACE], cwd=Path(__file__).resolve().parents[1], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
