@@ -173,23 +173,31 @@ def _attempt(record: OtpRecord, code: str) -> dict:
     return {"attempts_left": left, "status": Status.FAILED if left == 0 else Status.SENT}
 
 
+def _verify_sql() -> str:
+    q = connection.ops.quote_name
+    table, pk, key, status, attempts, hashed, verified, expires = (q(n) for n in (
+        OtpRecord._meta.db_table, "id", "api_key_id", "status", "attempts_left", "code_hash", "verified_at",
+        "expires_at"))
+    # what `_attempt` decides, on the row as it is when the database locks it
+    return (f"UPDATE {table} SET "
+            f"{status} = CASE WHEN {hashed} = %(hash)s THEN %(verified)s "
+            f"WHEN {attempts} <= 1 THEN %(failed)s ELSE {status} END, "
+            f"{attempts} = CASE WHEN {hashed} = %(hash)s THEN {attempts} "
+            f"WHEN {attempts} > 0 THEN {attempts} - 1 ELSE 0 END, "
+            f"{verified} = CASE WHEN {hashed} = %(hash)s THEN %(now)s ELSE {verified} END "
+            f"WHERE {pk} = %(id)s AND {key} = %(key)s AND {status} = %(sent)s AND {expires} > %(now)s RETURNING *")
+
+
 def _verify_unlocked(*, api_key, record_id, code) -> OtpRecord | None:
-    """The common case without a transaction: a sent, unexpired record is read without a lock and its new
-    state written only if no other request changed it meanwhile (compare-and-set on status, attempts and
-    code). None sends the request down the locked path: refusals, expiry, or a lost race."""
-    record = OtpRecord.objects.filter(pk=record_id, api_key=api_key).first()
-    if record is None:
-        raise NotFound("No such code record.")
-    if record.status != Status.SENT or record.expires_at <= timezone.now():
-        return None
-    changes = _attempt(record, code)
-    won = OtpRecord.objects.filter(pk=record.pk, status=Status.SENT, attempts_left=record.attempts_left,
-                                   code_hash=record.code_hash, expires_at__gt=timezone.now()).update(**changes)
-    if not won:
-        return None
-    for field, value in changes.items():
-        setattr(record, field, value)
-    return record
+    """The common case in one statement: a sent, unexpired record of this key takes the attempt (verified on the
+    right code, one attempt less otherwise, failed at the last) in a single UPDATE, so concurrent attempts queue
+    on the row and each sees the one before. Written by hand: the ORM has no UPDATE ... RETURNING, and building
+    the statement cost more than running it. None sends the request down the locked path: an unknown record,
+    refusals, expiry."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = {"hash": code_hash(record_id, code), "verified": Status.VERIFIED.value, "failed": Status.FAILED.value,
+              "sent": Status.SENT.value, "now": now, "id": record_id, "key": api_key.pk}
+    return next(iter(OtpRecord.objects.raw(_verify_sql(), params)), None)
 
 
 @transaction.atomic

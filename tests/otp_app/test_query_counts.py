@@ -23,8 +23,8 @@ SEND_QUERIES = 7
 # The first send of a key in a process also reads the key (with its workspace and geo policy) and the
 # workspace's routing rules.
 COLD_SEND_QUERIES = SEND_QUERIES + 2
-# The record, its new state written only if unchanged since (no transaction, no lock); the key is cached.
-VERIFY_QUERIES = 2
+# One UPDATE ... RETURNING takes the attempt (no transaction, no lock); the key is cached.
+VERIFY_QUERIES = 1
 
 
 @pytest.fixture
@@ -80,9 +80,12 @@ def test_verify_runs_a_fixed_small_number_of_statements(client, django_assert_ma
     record = OtpRecord.objects.get(pk=_send(client).json()["id"])
     record.code_hash = code_hash(record.pk, "123456")  # the code a worker would have delivered
     record.save(update_fields=["code_hash"])
+    with django_assert_max_num_queries(VERIFY_QUERIES):  # a wrong code costs one attempt in the same statement
+        wrong = client.post("/api/v1/otp/verify", {"id": record.pk, "code": "654321"}, format="json")
+    assert wrong.json() == {"id": record.pk, "verified": False, "status": "sent", "attempts_left": 4}
     with django_assert_max_num_queries(VERIFY_QUERIES):
         resp = client.post("/api/v1/otp/verify", {"id": record.pk, "code": "123456"}, format="json")
-    assert resp.json() == {"id": record.pk, "verified": True, "status": "verified", "attempts_left": 5}
+    assert resp.json() == {"id": record.pk, "verified": True, "status": "verified", "attempts_left": 4}
     record.refresh_from_db()
     assert record.status == "verified" and record.verified_at is not None
     assert SandboxMessage.objects.count() == 0  # nothing was delivered in-process
