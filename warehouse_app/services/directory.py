@@ -35,7 +35,8 @@ def recorded_fields(*, names) -> set:
     """Which of these search fields some active facility records: one query on the facets for all five fields,
     kept with the facet lists until the next refresh."""
     def read():
-        checks = {f"has_{name}": Exists(DirectoryFacet.objects.filter(condition)) for name, condition in RECORDED.items()}
+        checks = {f"has_{name}": Exists(DirectoryFacet.objects.filter(condition))
+                  for name, condition in RECORDED.items()}
         row = next(iter(DirectoryFacet.objects.order_by().annotate(**checks).values(*checks)[:1]), None) or {}
         return frozenset(name for name in RECORDED if row.get(f"has_{name}"))
 

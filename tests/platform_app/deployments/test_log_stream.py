@@ -2,7 +2,6 @@
 the test client (the async body driven synchronously) and through the ASGI application the server runs."""
 import asyncio
 import os
-import threading
 import time
 
 import pytest
