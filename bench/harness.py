@@ -239,6 +239,12 @@ class Bench:
               f"median of {self.args.runs} run(s)")
         return self.url
 
+    def worker_memory(self) -> list[str]:
+        """Resident memory of each web worker (the gunicorn master's children)."""
+        web = next(proc for label, proc, _ in self.procs if label == "web")
+        out = subprocess.run(["ps", "-o", "pid=,rss=", "--ppid", str(web.pid)], capture_output=True, text=True).stdout
+        return [f"pid {pid} {int(rss) / 1024:.0f} MiB" for pid, rss in (line.split() for line in out.splitlines())]
+
     # ---- load
     def wrk(self, path: str = "/", *, script: str = "", runs: int | None = None, warmup: int = 2) -> Figures:
         """Median figures of `runs` wrk runs against one path (or the requests of a `lua_requests` script)."""

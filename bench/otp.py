@@ -14,7 +14,6 @@ Figures and the choices behind them: docs/performance.md.
 """
 import argparse
 import os
-import subprocess
 import sys
 import time
 from datetime import timedelta
@@ -105,13 +104,6 @@ def deliveries_drained(timeout: float = 180) -> str:
     return f"{Delivery.objects.count()} deliveries done by the worker ({time.monotonic() - start:.0f} s after the load)"
 
 
-def worker_memory(bench) -> list[str]:
-    """Resident memory of each gunicorn worker (the master's children)."""
-    web = next(proc for label, proc, _ in bench.procs if label == "web")
-    out = subprocess.run(["ps", "-o", "pid=,rss=", "--ppid", str(web.pid)], capture_output=True, text=True).stdout
-    return [f"pid {pid} {int(rss) / 1024:.0f} MiB" for pid, rss in (line.split() for line in out.splitlines())]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bench_arguments(parser)
@@ -141,7 +133,7 @@ def main() -> None:
         verify = VERIFY_LUA % {"auth": auth, "path": lua_string(str(codes)), "t0": int(time.time()),
                                "rate": args.verify_rate}
         bench.report("POST /api/v1/otp/verify", bench.wrk(script=verify))
-        print("web workers after the load: " + ", ".join(worker_memory(bench)))
+        print("web workers after the load: " + ", ".join(bench.worker_memory()))
 
 
 if __name__ == "__main__":

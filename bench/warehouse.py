@@ -156,6 +156,7 @@ def main() -> None:
                 label += f" ({body['count']}{'~' if body.get('count_is_estimate') else ''})"
             bench.report(label, bench.wrk(path))
         bench.report("?type=industrial&min_area=<random> (uncached)", bench.wrk(script=UNCACHED_LUA))
+        print("web workers after the load: " + ", ".join(bench.worker_memory()))
 
 
 if __name__ == "__main__":
