@@ -100,11 +100,13 @@ class LocalCache:
         except Exception:  # noqa: BLE001 - cache unreachable: other processes see the change within their ttl
             pass
 
-    def get_or_compute(self, key, compute, *, size: int = 0):
-        """The cached value of `key`, or `compute()`'s, stored unless an invalidation came meanwhile."""
+    def get_or_compute(self, key, compute, *, size=0, keep=None):
+        """The cached value of `key`, or `compute()`'s, stored unless an invalidation came meanwhile or
+        `keep(value)` is false. `size` is a number of bytes, or a function of the value that gives it."""
         value = self.get(key)
         if value is MISSING:
             generation = self._generation
             value = compute()
-            self.set(key, value, size=size, generation=generation)
+            if keep is None or keep(value):
+                self.set(key, value, size=size(value) if callable(size) else size, generation=generation)
         return value

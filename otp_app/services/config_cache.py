@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
-from config.local_cache import MISSING, LocalCache  # noqa: F401 - MISSING is what `config.get` answers for a miss
+from config.local_cache import LocalCache
 
 config = LocalCache("otp-config", ttl=settings.OTP_LOCAL_TTL_SECONDS, check_setting="OTP_LOCAL_CHECK_SECONDS")
 

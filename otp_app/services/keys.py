@@ -7,7 +7,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from otp_app.models import ApiKey
-from otp_app.services.config_cache import MISSING, config
+from otp_app.services.config_cache import config
 from otp_app.services.errors import Unauthenticated
 from platform_app.services.identity.keys import sha256_hex
 
@@ -45,13 +45,10 @@ def otp_key_authenticate(raw: str) -> ApiKey:
     if not raw.startswith(("svc_live_", "svc_test_")):
         raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
     key_hash = sha256_hex(raw)
-    key = config.get(("key", key_hash))
-    if key is MISSING:
-        generation = config.generation
-        key = _key_load(key_hash)
-        if key is None:  # unknown values are not cached: a flood of them must not push real keys out
-            raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
-        config.set(("key", key_hash), key, generation=generation)
+    # unknown values are not kept: a flood of them must not push real keys out
+    key = config.get_or_compute(("key", key_hash), lambda: _key_load(key_hash), keep=lambda found: found is not None)
+    if key is None:
+        raise Unauthenticated("The API key is not valid.", code="invalid_api_key")
     if key.revoked_at is not None:
         raise Unauthenticated("The API key has been revoked.", code="api_key_revoked")
     _touch(key)

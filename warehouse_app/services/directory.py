@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, Q, Sum
 
 from config.errors import NotFound
-from config.local_cache import MISSING, LocalCache
+from config.local_cache import LocalCache
 from warehouse_app.models import DirectoryFacet, Facility
 
 FILTERS = ("region", "country", "city", "type", "operator", "min_area", "max_area", "q")
@@ -134,8 +134,12 @@ def facilities_count(*, queryset, key: tuple | None = None) -> tuple[int, bool]:
     planner expects to match more is not counted: its estimate (from the statistics the ANALYZE after each import
     keeps fresh) is the answer. Below that, the count reads at most the limit + 1 matches. With a search's `key`
     the answer is kept until the next refresh of the facets (`search_results`)."""
-    if key is not None:
-        return search_results.get_or_compute(("count", key), lambda: facilities_count(queryset=queryset))
+    if key is None:
+        return _count(queryset)
+    return search_results.get_or_compute(("count", key), lambda: _count(queryset))
+
+
+def _count(queryset) -> tuple[int, bool]:
     qs = queryset.order_by()
     if connection.vendor != "postgresql":
         return qs.count(), False
@@ -150,20 +154,17 @@ def facilities_count(*, queryset, key: tuple | None = None) -> tuple[int, bool]:
 def _text_matches(queryset, key: tuple | None) -> tuple | list:
     """The ids a text search matches in the search order (a tuple, kept in `search_results` under the search's
     key), or, past the exact-count limit, the first limit + 1 matches found as (id, floor area, slug), unordered
-    by the database and sorted here."""
-    cached = search_results.get(("text", key)) if key is not None else MISSING
-    if cached is not MISSING:
-        return cached
-    generation = search_results.generation
-    limit = settings.WAREHOUSE_SEARCH_EXACT_COUNT
-    found = list(queryset.order_by().values_list("pk", "floor_area_m2", "slug")[:limit + 1])
-    found.sort(key=lambda m: (-m[1], m[2]))  # the search order; slugs are ASCII, code-point order
-    if len(found) > limit:
-        return found
-    ids = tuple(m[0] for m in found)
-    if key is not None:
-        search_results.set(("text", key), ids, size=64 + 36 * len(ids), generation=generation)
-    return ids
+    by the database and sorted here (not kept)."""
+    def collect():
+        limit = settings.WAREHOUSE_SEARCH_EXACT_COUNT
+        found = list(queryset.order_by().values_list("pk", "floor_area_m2", "slug")[:limit + 1])
+        found.sort(key=lambda m: (-m[1], m[2]))  # the search order; slugs are ASCII, code-point order
+        return found if len(found) > limit else tuple(m[0] for m in found)
+
+    if key is None:
+        return collect()
+    return search_results.get_or_compute(("text", key), collect, keep=lambda found: isinstance(found, tuple),
+                                         size=lambda ids: 64 + 36 * len(ids))
 
 
 def _text_page(queryset, *, page: int, page_size: int, key: tuple | None = None) -> Page:

@@ -72,3 +72,13 @@ def test_entries_expire_and_are_bounded():
     cache.clear()
     cache.set("stale", 5, generation=generation)  # computed before the clear: not kept
     assert cache.get("stale") is MISSING
+
+
+def test_a_computed_value_is_kept_only_when_keep_says_so_and_sized_by_its_size_function():
+    cache = LocalCache("test-keep", ttl=60, max_bytes=10, check_setting="EDGE_LOCAL_CHECK_SECONDS")
+    assert cache.get_or_compute("none", lambda: None, keep=lambda value: value is not None) is None
+    assert cache.get("none") is MISSING  # a miss stays a miss: the next call computes again
+    assert cache.get_or_compute("short", lambda: (1, 2), size=lambda ids: 4 * len(ids)) == (1, 2)
+    assert cache.get("short") == (1, 2)
+    assert cache.get_or_compute("long", lambda: (1, 2, 3), size=lambda ids: 4 * len(ids)) == (1, 2, 3)
+    assert cache.get("long") is MISSING  # 12 bytes: over the bound
