@@ -2,7 +2,7 @@
 from django.contrib import admin
 
 from warehouse_app.models import DirectoryFacet, Facility, ImportRun
-from warehouse_app.services.directory import facets_refresh
+from warehouse_app.services.directory import facility_change
 
 
 @admin.register(Facility)
@@ -14,9 +14,8 @@ class FacilityAdmin(admin.ModelAdmin):
                        "floor_area_m2", "lat", "lon", "outline", "tags", "source_file", "imported_at", "withdrawn_at")
 
     def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        if form.changed_data:  # the status or operator: the facet lists and what searches found change with them
-            facets_refresh()
+        if change and form.changed_data:  # the status or operator: through the service that dates and refreshes
+            facility_change(facility=obj, fields=form.changed_data)
 
 
 @admin.register(ImportRun)

@@ -10,6 +10,7 @@ from functools import cached_property
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count, Exists, Q, Sum
+from django.utils import timezone
 
 from config.errors import NotFound
 from config.local_cache import LocalCache
@@ -241,6 +242,19 @@ def facets_refresh(*, kinds=tuple(FACET_GROUPS)) -> None:
         transaction.on_commit(directory_caches_invalidate)  # and again once readers can see the new rows
 
 
+def facility_change(*, facility, fields) -> Facility:
+    """A staff change to a facility between imports (its status or operator, in admin): a withdrawal is dated as an
+    import dates it, and the facets and every search a process kept are refreshed with it."""
+    fields = list(fields)
+    if "status" in fields:
+        facility.withdrawn_at = timezone.now() if facility.status == Facility.Status.WITHDRAWN else None
+        fields.append("withdrawn_at")
+    with transaction.atomic():
+        facility.save(update_fields=fields)
+        facets_refresh()
+    return facility
+
+
 def facilities_analyze() -> None:
     """Fresh planner statistics after a bulk change: plans and count estimates depend on them. On PostgreSQL,
     outside a transaction, VACUUM too: it marks the new pages all-visible (index-only scans) and merges the rows
@@ -251,7 +265,7 @@ def facilities_analyze() -> None:
 
 
 # The directory changes only where the facets are refreshed (an import, an operator's claim, a status changed
-# in admin): every web process keeps the facet lists and what searches found until the next refresh.
+# in admin, `facility_change`): every web process keeps the facet lists and what searches found until the next refresh.
 facet_lists = LocalCache("directory-facets", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
                          check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=16)
 # counts by filter set, ordered ids by text search, pages of results

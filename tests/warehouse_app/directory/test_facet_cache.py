@@ -72,6 +72,11 @@ def test_a_staff_status_change_in_admin_refreshes_what_searches_and_lists_show(c
     resp = client.post(f"/admin/warehouse_app/facility/{facility.pk}/change/",
                        {"operator": facility.operator, "status": "withdrawn"})
     assert resp.status_code == 302
-    assert Facility.objects.get(pk=facility.pk).status == "withdrawn"
+    changed = Facility.objects.get(pk=facility.pk)
+    assert changed.status == "withdrawn" and changed.withdrawn_at is not None  # dated as an import dates it
     assert client.get("/api/warehouses/search?region=Maryland&page_size=1").json()["count"] == before - 1
     assert client.get("/api/regions").json()["results"][0]["facility_count"] == before - 1
+    resp = client.post(f"/admin/warehouse_app/facility/{facility.pk}/change/",
+                       {"operator": facility.operator, "status": "active"})
+    assert resp.status_code == 302 and Facility.objects.get(pk=facility.pk).withdrawn_at is None
+    assert client.get("/api/warehouses/search?region=Maryland&page_size=1").json()["count"] == before
