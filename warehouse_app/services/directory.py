@@ -264,8 +264,8 @@ def facilities_analyze() -> None:
         cursor.execute(f"{'VACUUM (ANALYZE)' if vacuum else 'ANALYZE'} {Facility._meta.db_table}")
 
 
-# The directory changes only where the facets are refreshed (an import, an operator's claim, a status changed
-# in admin, `facility_change`): every web process keeps the facet lists and what searches found until the next refresh.
+# The directory changes only where the facets are refreshed (an import, an operator's claim, a staff change through
+# `facility_change`): every web process keeps the facet lists and what searches found until the next refresh.
 facet_lists = LocalCache("directory-facets", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
                          check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=16)
 # counts by filter set, ordered ids by text search, pages of results

@@ -80,3 +80,16 @@ def test_a_staff_status_change_in_admin_refreshes_what_searches_and_lists_show(c
                        {"operator": facility.operator, "status": "active"})
     assert resp.status_code == 302 and Facility.objects.get(pk=facility.pk).withdrawn_at is None
     assert client.get("/api/warehouses/search?region=Maryland&page_size=1").json()["count"] == before
+
+
+def test_list_rows_written_out_directly_equal_the_declared_serializer_fields(small, large):
+    """FacilitySerializer writes list rows by hand for speed; they must stay what its declarations give."""
+    from rest_framework import serializers
+
+    from warehouse_app.api.serializers import FacilitySerializer
+
+    rows = list(Facility.objects.defer("outline", "tags").order_by("slug"))
+    assert {f.osm_type for f in rows} == {"way", "relation"} and any(not f.name for f in rows)
+    declared = FacilitySerializer()
+    assert FacilitySerializer(rows, many=True).data == [
+        serializers.ModelSerializer.to_representation(declared, f) for f in rows]
