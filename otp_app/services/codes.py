@@ -17,10 +17,6 @@ def code_hash(record_id: str, code: str) -> str:
     return hmac.new(settings.OTP_CODE_SECRET.encode(), f"{record_id}:{code}".encode(), hashlib.sha256).hexdigest()
 
 
-def code_matches(record_id: str, code: str, stored_hash: str) -> bool:
-    return hmac.compare_digest(code_hash(record_id, code), stored_hash)
-
-
 def _fernet() -> Fernet:
     key = hashlib.sha256(f"seal:{settings.OTP_CODE_SECRET}".encode()).digest()
     return Fernet(base64.urlsafe_b64encode(key))

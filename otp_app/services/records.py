@@ -12,7 +12,7 @@ from config import ratelimit
 from config.ratelimit import Limit
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
-from otp_app.services.codes import code_hash, code_matches, code_new, code_seal
+from otp_app.services.codes import code_hash, code_new, code_seal
 from otp_app.services.errors import Conflict, InsufficientBalance, NotFound, RateLimited, ValidationFailed
 from otp_app.services.routing import recipient_normalize, route_for
 from otp_app import messages
@@ -157,7 +157,7 @@ def _expire_if_due(record: OtpRecord) -> None:
 
 
 def otp_verify(*, api_key, record_id: str, code: str) -> OtpRecord:
-    outcome = _verify_unlocked(api_key=api_key, record_id=record_id, code=code)
+    outcome = _attempt(api_key=api_key, record_id=record_id, code=code)
     if outcome is None:
         outcome = _verify_locked(api_key=api_key, record_id=record_id, code=code)
     if isinstance(outcome, Exception):
@@ -165,20 +165,12 @@ def otp_verify(*, api_key, record_id: str, code: str) -> OtpRecord:
     return outcome
 
 
-def _attempt(record: OtpRecord, code: str) -> dict:
-    """The fields one verification attempt on a sent record changes."""
-    if code_matches(record.pk, code, record.code_hash):
-        return {"status": Status.VERIFIED, "verified_at": timezone.now()}
-    left = max(0, record.attempts_left - 1)
-    return {"attempts_left": left, "status": Status.FAILED if left == 0 else Status.SENT}
-
-
 def _verify_sql() -> str:
     q = connection.ops.quote_name
     table, pk, key, status, attempts, hashed, verified, expires = (q(n) for n in (
         OtpRecord._meta.db_table, "id", "api_key_id", "status", "attempts_left", "code_hash", "verified_at",
         "expires_at"))
-    # what `_attempt` decides, on the row as it is when the database locks it
+    # right code: verified; wrong: one attempt less, failed at the last; on the row as the database locks it
     return (f"UPDATE {table} SET "
             f"{status} = CASE WHEN {hashed} = %(hash)s THEN %(verified)s "
             f"WHEN {attempts} <= 1 THEN %(failed)s ELSE {status} END, "
@@ -188,12 +180,12 @@ def _verify_sql() -> str:
             f"WHERE {pk} = %(id)s AND {key} = %(key)s AND {status} = %(sent)s AND {expires} > %(now)s RETURNING *")
 
 
-def _verify_unlocked(*, api_key, record_id, code) -> OtpRecord | None:
+def _attempt(*, api_key, record_id, code) -> OtpRecord | None:
     """The common case in one statement: a sent, unexpired record of this key takes the attempt (verified on the
     right code, one attempt less otherwise, failed at the last) in a single UPDATE, so concurrent attempts queue
     on the row and each sees the one before. Written by hand: the ORM has no UPDATE ... RETURNING, and building
-    the statement cost more than running it. None sends the request down the locked path: an unknown record,
-    refusals, expiry."""
+    the statement cost more than running it. None when the record is not a sent, unexpired one of this key: the
+    locked path then says why."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     params = {"hash": code_hash(record_id, code), "verified": Status.VERIFIED.value, "failed": Status.FAILED.value,
               "sent": Status.SENT.value, "now": now, "id": record_id, "key": api_key.pk}
@@ -209,11 +201,7 @@ def _verify_locked(*, api_key, record_id, code):
         return refusal
     if record.status == Status.UNDELIVERABLE:
         return Conflict("The code could not be delivered; resend it.", code="otp_undeliverable")
-    changes = _attempt(record, code)
-    for field, value in changes.items():
-        setattr(record, field, value)
-    record.save(update_fields=list(changes))
-    return record
+    return _attempt(api_key=api_key, record_id=record_id, code=code)  # sent again meanwhile (a resend)
 
 
 def otp_resend(*, api_key, record_id: str, channel: str | None) -> OtpRecord:
