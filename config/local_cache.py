@@ -20,9 +20,12 @@ _ALL: "weakref.WeakSet[LocalCache]" = weakref.WeakSet()
 
 
 def local_caches_clear() -> None:
-    """Empty every local cache of this process (tests, between two databases)."""
+    """Empty every local cache of this process and have each read the shared version again at its next read (tests,
+    between two databases and cleared shared caches: a version remembered from before would not match the one found
+    later, and the cache would empty itself at some check in the middle of the next test)."""
     for local in list(_ALL):
         local.clear()
+        local._next_check = 0.0
 
 
 class LocalCache:
