@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+# Two web workers on a laptop; a deployment's default is one per core plus one (config/gunicorn.py).
+WEB_CONCURRENCY ?= 2
 # Printed addresses and links (invitations, docs) follow PORT unless SITE_URL is given.
 SITE_URL ?= http://localhost:$(PORT)
 export SITE_URL
@@ -29,7 +31,7 @@ demo: migrate
 
 ## run: install, migrate, load demo data, start web + worker + beat (+ agent)
 run: demo
-	WEB_PORT=$(PORT) DEPLOY_PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+	WEB_PORT=$(PORT) DEPLOY_PORT=$(PORT) WEB_CONCURRENCY=$(WEB_CONCURRENCY) $(VENV)/bin/honcho start -f Procfile
 
 ## test: install and run the test suite (SQLite, or DATABASE_URL)
 test: $(VENV)/.installed-test

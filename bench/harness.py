@@ -60,6 +60,7 @@ def bench_arguments(parser) -> None:
     parser.add_argument("--duration", type=int, default=10, help="seconds per wrk run (default 10)")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--workers", type=int, help="web worker processes (default: the server's, config/gunicorn.py)")
     parser.add_argument("--timeout", type=int, default=900, help="the whole bench stops after this many seconds")
 
 
@@ -215,14 +216,15 @@ class Bench:
         except ProcessLookupError:
             pass
 
-    def serve(self, *, workers: int = 2) -> str:
+    def serve(self, *, workers: int | None = None) -> str:
         """Start the production server on a free loopback port (and the Celery worker when asked)."""
         if self.celery:
             self._start("celery", [str(VENV / "celery"), "-A", "config", "worker", "--loglevel=INFO",
                                    "--concurrency=2"], lambda log: b" ready." in log.read_bytes())
+        workers = workers or self.args.workers
         port = free_port()
         cmd = [str(VENV / "gunicorn"), "config.asgi:application", "-k", "uvicorn_worker.UvicornWorker",
-               "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
+               "--bind", f"127.0.0.1:{port}"] + (["--workers", str(workers)] if workers else [])
         if (ROOT / "config" / "gunicorn.py").exists():
             cmd[2:2] = ["-c", "config/gunicorn.py"]
         self.url = f"http://127.0.0.1:{port}"
@@ -234,9 +236,9 @@ class Bench:
                 return False
 
         self._start("web", cmd, answering)
-        print(f"server: gunicorn, {workers} uvicorn workers, {self.url}; database: {self.database}; "
-              f"wrk -t{self.args.threads} -c{self.args.connections} -d{self.args.duration}s, "
-              f"median of {self.args.runs} run(s)")
+        load = f"wrk -t{self.args.threads} -c{self.args.connections} -d{self.args.duration}s"
+        print(f"server: gunicorn, {len(self.worker_memory())} uvicorn workers, {self.url}; "
+              f"database: {self.database}; {load}, median of {self.args.runs} run(s)")
         return self.url
 
     def worker_memory(self) -> list[str]:

@@ -223,7 +223,6 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=1000)
     parser.add_argument("--lines", type=int, default=40)
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between two appended lines")
-    parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)

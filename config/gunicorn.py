@@ -10,7 +10,9 @@ import os
 from gunicorn.glogging import Logger
 
 bind = [os.environ.get("WEB_BIND") or f"0.0.0.0:{os.environ.get('WEB_PORT', '8000')}"]
-workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# One worker more than cores: a worker's threads wait on database round trips and on each other for the
+# interpreter lock, so one process per core leaves CPU idle under load (docs/performance.md, "The server").
+workers = int(os.environ.get("WEB_CONCURRENCY") or (os.cpu_count() or 1) + 1)
 worker_class = "uvicorn_worker.UvicornWorker"
 backlog = int(os.environ.get("WEB_BACKLOG", "2048"))  # connections waiting for accept() during bursts
 # A worker that stops answering its heartbeat for this long is killed and replaced. Uvicorn beats from the

@@ -20,6 +20,8 @@ BENCH_VIEWS = env.bool("BENCH_VIEWS", default=False)
 # ------------------------------------------------------------------------------
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "config.postgresql"  # Django's, with a pool check that costs no round trip
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # web, worker and beat share one file: wait for locks instead of failing,
     # and take the write lock at BEGIN so two writers never deadlock.
@@ -28,12 +30,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-# Connections outlive a request (docs/performance.md). The ASGI server runs each request in a thread of its
-# own, so a thread-bound persistent connection dies with it: PostgreSQL borrows from psycopg's pool instead.
+# Connections outlive a request (docs/performance.md): PostgreSQL's come from psycopg's pool, which checks
+# each before lending it (config/postgresql/base.py), so one that broke while idle is replaced unseen.
 # CONN_MAX_AGE serves the pool-less setups (WSGI, SQLite). Behind PgBouncer in transaction mode:
 # DATABASE_POOL=false DATABASE_CONN_MAX_AGE=0 DATABASE_DISABLE_SERVER_SIDE_CURSORS=true.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.bool("DATABASE_POOL", default=True):
+if DATABASES["default"]["ENGINE"] == "config.postgresql" and env.bool("DATABASE_POOL", default=True):
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns the connections
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=2),
@@ -43,7 +45,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and env.boo
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+if DATABASES["default"]["ENGINE"] == "config.postgresql":
     # An unreachable server fails a connection attempt in seconds, not after the OS's TCP timeout (libpq's
     # minimum is 2). /health gives the database HEALTH_DATABASE_TIMEOUT_SECONDS before answering 503.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(

@@ -1,0 +1,1 @@
+"""The PostgreSQL backend the settings name (ENGINE "config.postgresql"): Django's, with a cheaper pool check."""
