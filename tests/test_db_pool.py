@@ -1,12 +1,14 @@
 """PostgreSQL's pooled connections: a broken one is replaced before a request sees it, a sound one is lent as is
 (config/postgresql/base.py)."""
+import threading
+import time
+
 import psycopg
 import pytest
 from django.db import connection
-from psycopg_pool import ConnectionPool
 from rest_framework.test import APIClient
 
-from config.postgresql.base import check_connection
+from config.postgresql.base import connection_usable
 from tests.factories import ApiTokenFactory
 
 pytestmark = pytest.mark.postgres
@@ -18,55 +20,59 @@ def postgres():
         pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
 
 
+def _admin():
+    return psycopg.connect(**connection.get_connection_params(), autocommit=True)
+
+
 def _terminate(pids) -> None:
-    with psycopg.connect(**connection.get_connection_params()) as admin:
+    with _admin() as admin:
         admin.execute("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) AS pid", [list(pids)])
 
 
-def _pool(size: int) -> ConnectionPool:
-    params = connection.get_connection_params()
-    return ConnectionPool(kwargs={**params, "autocommit": True}, min_size=size, max_size=size, open=True,
-                          check=check_connection, timeout=10)
-
-
-def test_a_sound_connection_is_lent_again_and_a_terminated_one_replaced(postgres):
-    with _pool(1) as pool:
-        with pool.connection() as conn:
-            first = conn.info.backend_pid
-        with pool.connection() as conn:
-            assert conn.info.backend_pid == first  # checked without being replaced
-        _terminate([first])
-        with pool.connection() as conn:
-            assert conn.info.backend_pid != first
-            assert conn.execute("SELECT 1").fetchone() == (1,)
-
-
-def test_check_asks_the_server_only_when_the_socket_has_something_to_say(postgres):
-    params = connection.get_connection_params()
-    with psycopg.connect(**params, autocommit=True) as conn:
-        check_connection(conn)  # idle and sound: nothing to read, no error
+def test_a_connection_is_usable_until_the_server_ends_it(postgres):
+    with _admin() as conn:
+        assert connection_usable(conn)  # idle and sound: nothing on the socket
+        assert conn.execute("SELECT 1").fetchone() == (1,)
         _terminate([conn.info.backend_pid])
-        with pytest.raises(psycopg.OperationalError):
-            check_connection(conn)  # the server's goodbye is on the socket: the full check runs and fails
-        with pytest.raises(psycopg.OperationalError):
-            check_connection(conn)  # and a connection known broken fails at once
+        time.sleep(0.1)  # the server's goodbye reaches the socket
+        assert not connection_usable(conn)
+        assert conn.broken and not connection_usable(conn)  # known broken: no need to ask again
+    assert not connection_usable(conn)  # closed
 
 
-def test_a_request_after_the_servers_connections_were_cut_answers_normally(postgres, transactional_db):
-    """Every connection the process's pool holds is terminated between two requests: the second one still
-    answers 200, on a connection the pool opened again (after psycopg's back-off of a second or two)."""
+def _pool_holds(count: int) -> None:
+    """Make the process's pool hold at least `count` connections: as many threads each borrow one at once."""
+    barrier = threading.Barrier(count)
+
+    def borrow():
+        try:
+            connection.ensure_connection()
+            barrier.wait(timeout=10)
+        finally:
+            connection.close()  # back to the pool
+
+    threads = [threading.Thread(target=borrow) for _ in range(count)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+
+
+def test_a_request_after_every_pooled_connection_was_cut_answers(postgres, transactional_db):
+    """Every connection the process's pool holds (six) is terminated between two requests: the second one
+    answers 200 on a connection opened again. (psycopg's own check slept 1, 2, 4, 8 s between the dead ones
+    and gave up after the pool's 10 s: a 503.)"""
     raw = "svc_pooltest" + "p" * 30
     ApiTokenFactory(raw=raw)
     client = APIClient(HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert client.get("/v1/auth/me").status_code == 200
-    assert connection.pool._check is check_connection  # the settings' backend gives Django's pool this check
     connection.close()  # back to the pool, as at the end of a request
-    with psycopg.connect(**connection.get_connection_params(), autocommit=True) as admin:
+    _pool_holds(6)
+    with _admin() as admin:
         held = [pid for (pid,) in admin.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
             "AND backend_type = 'client backend'").fetchall()]
-    assert held
+    assert len(held) >= 6
     _terminate(held)
+    time.sleep(0.1)  # the server's goodbyes reach the sockets
     response = client.get("/v1/auth/me")
     assert response.status_code == 200, response.content
     assert response.json()["actingAs"]["type"] == "api_token"

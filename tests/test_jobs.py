@@ -3,9 +3,12 @@ import logging
 import os
 import subprocess
 import sys
+import threading
+import uuid
 from pathlib import Path
 
 import pytest
+import redis
 from celery import Celery
 from django.db import transaction
 
@@ -107,3 +110,29 @@ def test_the_first_publishes_of_a_fresh_process_find_their_task_together():
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_the_redis_transport_publishes_every_message_through_one_client_per_channel():
+    """config.broker.RedisTransport: messages from several threads all reach the queue, and a channel keeps the
+    client it made instead of building one per message."""
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        pytest.skip("needs Redis (REDIS_URL; CI sets it)")
+    app = Celery("jobs-test-redis", broker=url, set_as_current=False)
+    app.conf.broker_transport = "config.broker:RedisTransport"
+    queue = f"jobs-test-{uuid.uuid4().hex}"
+    server = redis.Redis.from_url(url)
+    try:
+        threads = [threading.Thread(target=lambda n=n: [app.send_task("jobs_test.record", args=[n, i], queue=queue)
+                                                        for i in range(10)]) for n in range(4)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+        assert server.llen(queue) == 40
+        with app.connection_for_write() as conn:
+            channel = conn.default_channel
+            assert type(channel).__module__ == "config.broker"
+            with channel.conn_or_acquire() as first, channel.conn_or_acquire() as second:
+                assert first is second and first.ping()
+    finally:
+        server.delete(queue)
+        app.close()

@@ -1,36 +1,42 @@
-"""Django's PostgreSQL backend whose pool checks a connection before lending it without a round trip.
+"""Django's PostgreSQL backend, with a look at a pooled connection before lending it instead of a round trip.
 
-With CONN_HEALTH_CHECKS on, Django gives psycopg's pool a check that runs an empty query on every borrow:
-a round trip per request that cost about as much as the request's own query (docs/performance.md). The check
-here asks the socket first. Django offers no setting for the check, so the pool it builds gets this one.
+With CONN_HEALTH_CHECKS on, Django has psycopg's pool run an empty query before lending a connection: a round
+trip per request that cost about as much as the request's own query (docs/performance.md), and a pool that found
+a dead connection slept a second, then two, then four before the next try, so after a database restart a pool of
+dead connections held requests past its timeout. Here the pool runs no check; the connection it lends is looked
+at (its socket, no round trip) and, if dead, handed back to be replaced and the next one taken at once.
 """
 import select
 
+import psycopg
 from django.db.backends.postgresql import base
-from psycopg_pool import ConnectionPool
 
 
-def check_connection(conn) -> None:
-    """Raise if the connection is unusable; a round trip only when its idle socket has something to read.
+def connection_usable(conn) -> bool:
+    """Whether an idle connection can serve a query; a round trip only when its socket has something to read.
 
     An idle connection in good health has nothing to read: the server speaks only when asked. A backend that
     was terminated, a server that restarted or a proxy that dropped the link leaves an error message or the end
-    of the stream on the socket; then the full check (an empty query) runs and fails, and the pool replaces the
-    connection. A link that died without a word is found by the request's query, as it would be a moment after
-    any check.
+    of the stream on the socket; then an empty query tells. A link that died without a word is found by the
+    request's own query, as it would be a moment after any check.
     """
-    if not (conn.closed or conn.broken):
-        poller = select.poll()  # not select.select, which fails on a descriptor past 1023
-        poller.register(conn.fileno(), select.POLLIN | select.POLLPRI)
-        if not poller.poll(0):
-            return
-    ConnectionPool.check_connection(conn)
+    if conn.closed or conn.broken:
+        return False
+    poller = select.poll()  # not select.select, which fails on a descriptor past 1023
+    poller.register(conn.fileno(), select.POLLIN | select.POLLPRI)
+    if not poller.poll(0):
+        return True
+    try:
+        conn.execute("")
+    except psycopg.Error:
+        return False
+    return True
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
-    @property
-    def pool(self):
-        pool = super().pool
-        if pool is not None and pool._check is ConnectionPool.check_connection:  # set once, when Django builds it
-            pool._check = check_connection
-        return pool
+    def get_new_connection(self, conn_params):
+        connection = super().get_new_connection(conn_params)
+        while self.pool is not None and not connection_usable(connection):
+            self.pool.putconn(connection)  # broken: the pool drops it and opens another in the background
+            connection = super().get_new_connection(conn_params)
+        return connection

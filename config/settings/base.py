@@ -21,7 +21,7 @@ BENCH_VIEWS = env.bool("BENCH_VIEWS", default=False)
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{DATA_DIR / 'db.sqlite3'}")}
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["ENGINE"] = "config.postgresql"  # Django's, with a pool check that costs no round trip
+    DATABASES["default"]["ENGINE"] = "config.postgresql"  # Django's, checking a pooled connection without a round trip
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # web, worker and beat share one file: wait for locks instead of failing,
     # and take the write lock at BEGIN so two writers never deadlock.
@@ -30,13 +30,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-# Connections outlive a request (docs/performance.md): PostgreSQL's come from psycopg's pool, which checks
-# each before lending it (config/postgresql/base.py), so one that broke while idle is replaced unseen.
+# Connections outlive a request (docs/performance.md): PostgreSQL's come from psycopg's pool, and the backend
+# looks at each it borrows (config/postgresql/base.py), so one that broke while idle is replaced unseen.
 # CONN_MAX_AGE serves the pool-less setups (WSGI, SQLite). Behind PgBouncer in transaction mode:
 # DATABASE_POOL=false DATABASE_CONN_MAX_AGE=0 DATABASE_DISABLE_SERVER_SIDE_CURSORS=true.
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "config.postgresql" and env.bool("DATABASE_POOL", default=True):
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns the connections
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False  # the backend looks at each one it borrows instead
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": env.int("DATABASE_POOL_MIN_SIZE", default=2),
         "max_size": env.int("DATABASE_POOL_MAX_SIZE", default=10),

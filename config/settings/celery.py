@@ -11,6 +11,7 @@ CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_CONNECT_TIMEOUT_SECONDS
 
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT = "config.broker:RedisTransport"  # one client per channel (config/broker.py)
     CELERY_RESULT_BACKEND = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "visibility_timeout": 3600,
@@ -25,7 +26,7 @@ else:
     (_queue / "processed").mkdir(parents=True, exist_ok=True)
     # kombu's filesystem transport, writing each message atomically (config/broker.py).
     CELERY_BROKER_URL = "filesystem://"
-    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
+    CELERY_BROKER_TRANSPORT = "config.broker:FilesystemTransport"
     CELERY_RESULT_BACKEND = None
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue),
