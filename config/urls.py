@@ -6,21 +6,24 @@ from django.urls import include, path
 from config.schema import OtpSchemaView, PlatformSchemaView, WarehouseSchemaView, schema_routes
 from platform_app.api.identity.health import HealthView, jwks_view
 
+# Django tries the patterns in order on every request, and an include under a prefix is skipped in one test when
+# the prefix does not match: the APIs' prefixed spaces come first, the pages' unprefixed ones last.
 urlpatterns = [
     path("admin/", admin.site.urls),
     path(".well-known/jwks.json", jwks_view, name="jwks"),
-    # Platform
+    # Platform API
     path("health", HealthView.as_view(), name="health"),
     *schema_routes("v1/", PlatformSchemaView, "platform"),
     path("v1/", include("platform_app.api.urls")),
-    # OTP
+    # OTP API
     *schema_routes("api/v1/", OtpSchemaView, "otp"),
     path("api/v1/", include("otp_app.api.urls")),
-    path("dashboard/otp/", include("otp_app.pages.urls")),
-    path("", include("platform_app.pages.urls")),
-    # Warehouse
+    # Warehouse API
     *schema_routes("api/", WarehouseSchemaView, "warehouse"),
     path("api/", include("warehouse_app.api.urls")),
+    # Pages
+    path("dashboard/otp/", include("otp_app.pages.urls")),
+    path("", include("platform_app.pages.urls")),
     path("", include("warehouse_app.pages.urls")),
 ]
 if settings.BENCH_VIEWS:  # the benchmarks' baselines (bench/harness.py), off unless BENCH_VIEWS is set
