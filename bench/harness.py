@@ -8,7 +8,7 @@
     args = parser.parse_args()
     with Bench("mybench", args) as bench:          # scratch database created and migrated, Django set up here
         ...                                        # build data with the ORM in this process
-        bench.serve()                              # gunicorn + uvicorn workers (and a Celery worker if celery=True)
+        bench.serve()                              # gunicorn + uvicorn workers (and the Celery workers if celery=True)
         bench.report("regions", bench.wrk("/api/regions"))
     # on the way out, normally or not: every process it started is stopped and the scratch database dropped
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -98,6 +99,15 @@ def lua_requests(requests: list[dict]) -> str:
     return ("local reqs = {\n" + ",\n".join(items) + "\n}\nlocal i = 0\n"
             "request = function()\n  i = i % #reqs + 1\n  local r = reqs[i]\n"
             "  return wrk.format(r[1], r[2], r[3], r[4])\nend\n")
+
+
+def procfile_command(label: str) -> list[str]:
+    """A process's command as the Procfile gives it, so a bench runs it as `make run` does."""
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        name, _, command = line.partition(":")
+        if name.strip() == label:
+            return [str(ROOT / part) if part.startswith(".venv/") else part for part in shlex.split(command)]
+    raise LookupError(f"no {label!r} in the Procfile")
 
 
 def free_port() -> int:
@@ -217,10 +227,11 @@ class Bench:
             pass
 
     def serve(self, *, workers: int | None = None) -> str:
-        """Start the production server on a free loopback port (and the Celery worker when asked)."""
+        """Start the production server on a free loopback port (and the Celery workers when asked, as the
+        Procfile runs them: `worker` for the default queue, `codes` for code deliveries)."""
         if self.celery:
-            self._start("celery", [str(VENV / "celery"), "-A", "config", "worker", "--loglevel=INFO",
-                                   "--concurrency=2"], lambda log: b" ready." in log.read_bytes())
+            for label in ("worker", "codes"):
+                self._start(label, procfile_command(label), lambda log: b" ready." in log.read_bytes())
         workers = workers or self.args.workers
         port = free_port()
         cmd = [str(VENV / "gunicorn"), "config.asgi:application", "-k", "uvicorn_worker.UvicornWorker",

@@ -5,7 +5,8 @@
     .venv/bin/python bench/otp.py --once --duration 5             # quicker; SQLite without DATABASE_URL
     .venv/bin/python bench/otp.py --db-connections persistent     # CONN_MAX_AGE instead of psycopg's pool
 
-gunicorn with uvicorn workers and a Celery worker (delivery always runs on the worker, as in production),
+gunicorn with uvicorn workers and the Procfile's Celery workers (delivery always runs on the `codes` worker, as in
+production),
 a sandbox key. Send: every request a new recipient and a new idempotency-key. Verify: every request a
 different code record with its right code (records made beforehand, each verified once), once the worker has
 delivered every send, so the two do not share the machine. Prints req/s,
@@ -101,7 +102,7 @@ def deliveries_drained(timeout: float = 180) -> str:
         if time.monotonic() - start > timeout:
             return f"still queued after {timeout:.0f} s: {Delivery.objects.filter(status='queued').count()}"
         time.sleep(0.5)
-    return f"{Delivery.objects.count()} deliveries done by the worker ({time.monotonic() - start:.0f} s after the load)"
+    return f"{Delivery.objects.count()} deliveries done by the codes worker ({time.monotonic() - start:.0f} s after the load)"
 
 
 def main() -> None:
@@ -125,7 +126,7 @@ def main() -> None:
         seconds = 2 + args.runs * (args.duration + 2)  # the warm-up, then each run and its start-up
         records_to_verify(api_key=key, count=args.verify_rate * seconds, path=codes)
         bench.serve()
-        print(f"connections: {args.db_connections}; delivery on the Celery worker; "
+        print(f"connections: {args.db_connections}; delivery on the Procfile's codes worker; "
               f"broker {'Redis' if os.environ.get('REDIS_URL') else 'filesystem'}")
         bench.baselines()
         bench.report("POST /api/v1/otp/send", bench.wrk(script=SEND_LUA % {"auth": auth}))

@@ -1,4 +1,6 @@
 """Celery: Redis when REDIS_URL is set, else kombu's filesystem transport in the data folder."""
+from kombu import Queue
+
 from .core import DATA_DIR, REDIS_URL, env
 
 # A broker that stops answering must not hold a request: short socket timeouts, and a publish is retried
@@ -35,6 +37,14 @@ else:
         "store_processed": False,
         "control_folder": str(_queue / "control"),
     }
+
+# Two queues (docs/deployment.md, Processes). `codes`: code deliveries, short waits on providers, served by a
+# worker running threads (Procfile `codes`), so a code never waits behind a build and a delivery does not pay for
+# a hand-off to a child process (it cost more than the delivery itself). `celery`: everything else, served by
+# the prefork worker whose children a build's time limit can kill. A worker started without -Q serves both.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = [Queue("celery"), Queue("codes")]
+CELERY_TASK_ROUTES = {"otp_app.tasks.delivery_attempt": {"queue": "codes"}}
 
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True

@@ -5,6 +5,7 @@ import threading
 import time
 
 import pytest
+import redis
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -22,17 +23,21 @@ def _client(raw):
 @pytest.mark.integration
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")
 def test_send_is_delivered_by_a_real_worker(transactional_db, workspace, settings):
+    """The delivery goes to the `codes` queue, and a worker on threads (as the Procfile's `codes`) delivers it."""
     from celery.contrib.testing.worker import start_worker
 
     from config.celery_app import app
 
     raw = "svc_test_worker" + "w" * 30
     ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
+    broker = redis.Redis.from_url(os.environ["REDIS_URL"])
+    queued = broker.llen("codes")
     app.conf.task_always_eager = False
     try:
-        with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10):
-            resp = _client(raw).post("/api/v1/otp/send", {"recipient": PHONE, "channel": "sms"}, format="json")
-            assert resp.status_code == 201
+        resp = _client(raw).post("/api/v1/otp/send", {"recipient": PHONE, "channel": "sms"}, format="json")
+        assert resp.status_code == 201
+        assert broker.llen("codes") == queued + 1
+        with start_worker(app, pool="threads", concurrency=4, perform_ping_check=False, shutdown_timeout=10):
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not SandboxMessage.objects.exists():
                 time.sleep(0.1)
