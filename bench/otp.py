@@ -102,7 +102,8 @@ def deliveries_drained(timeout: float = 180) -> str:
         if time.monotonic() - start > timeout:
             return f"still queued after {timeout:.0f} s: {Delivery.objects.filter(status='queued').count()}"
         time.sleep(0.5)
-    return f"{Delivery.objects.count()} deliveries done by the codes worker ({time.monotonic() - start:.0f} s after the load)"
+    elapsed = time.monotonic() - start
+    return f"{Delivery.objects.count()} deliveries done by the codes worker ({elapsed:.0f} s after the load)"
 
 
 def main() -> None:
