@@ -29,7 +29,7 @@ migrate: venv
 demo: migrate
 	$(PY) manage.py demo_data
 
-## run: install, migrate, load demo data, start web + worker + beat (+ agent)
+## run: install, migrate, load demo data, start web + workers (builds, codes) + beat (+ agent)
 run: demo
 	WEB_PORT=$(PORT) DEPLOY_PORT=$(PORT) WEB_CONCURRENCY=$(WEB_CONCURRENCY) $(VENV)/bin/honcho start -f Procfile
 

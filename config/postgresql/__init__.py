@@ -1,1 +1,1 @@
-"""The PostgreSQL backend the settings name (ENGINE "config.postgresql"): Django's, with a cheaper pool check."""
+"""The PostgreSQL backend the settings name (ENGINE "config.postgresql"): Django's, checking a connection by its socket."""
