@@ -20,12 +20,11 @@ _ALL: "weakref.WeakSet[LocalCache]" = weakref.WeakSet()
 
 
 def local_caches_clear() -> None:
-    """Empty every local cache of this process and have each read the shared version again at its next read (tests,
-    between two databases and cleared shared caches: a version remembered from before would not match the one found
-    later, and the cache would empty itself at some check in the middle of the next test)."""
+    """Reset every local cache of this process (tests, between two databases and cleared shared caches: a version
+    remembered from before would not match the one found later, and the cache would empty itself at some check in
+    the middle of the next test)."""
     for local in list(_ALL):
-        local.clear()
-        local._next_check = 0.0
+        local.reset()
 
 
 class LocalCache:
@@ -92,6 +91,11 @@ class LocalCache:
             self._generation += 1
             self._entries.clear()
             self._bytes = 0
+
+    def reset(self) -> None:
+        """Empty, and read the shared version again at the next read (whatever it was last time)."""
+        self.clear()
+        self._next_check = 0.0
 
     def invalidate(self) -> None:
         """Drop every entry here now, and in every other process at its next version check."""
