@@ -34,7 +34,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 # looks at each it borrows (config/postgresql/base.py), so one that broke while idle is replaced unseen.
 # CONN_MAX_AGE serves the pool-less setups (WSGI, SQLite). Behind PgBouncer in transaction mode:
 # DATABASE_POOL=false DATABASE_CONN_MAX_AGE=0 DATABASE_DISABLE_SERVER_SIDE_CURSORS=true.
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "config.postgresql" and env.bool("DATABASE_POOL", default=True):
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns the connections
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = False  # the backend looks at each one it borrows instead
@@ -45,6 +44,7 @@ if DATABASES["default"]["ENGINE"] == "config.postgresql" and env.bool("DATABASE_
     }
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = env.bool("DATABASE_DISABLE_SERVER_SIDE_CURSORS", default=False)
 if DATABASES["default"]["ENGINE"] == "config.postgresql":
     # An unreachable server fails a connection attempt in seconds, not after the OS's TCP timeout (libpq's
