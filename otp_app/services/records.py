@@ -9,6 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from config import ratelimit
+from config.inserts import insert_together
 from config.ratelimit import Limit
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
@@ -105,9 +106,8 @@ def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idemp
         raise InsufficientBalance()
     _send_limits(api_key=api_key, recipient=recipient)
     try:
-        with transaction.atomic():
-            record = _record_create(api_key=api_key, recipient=recipient, locale=locale, route=route,
-                                    idempotency_key=idempotency_key, fingerprint=fingerprint)
+        record = _record_create(api_key=api_key, recipient=recipient, locale=locale, route=route,
+                                idempotency_key=idempotency_key, fingerprint=fingerprint)
     except IntegrityError:
         # a concurrent request with the same idempotency-key committed first
         row = IdempotencyKey.objects.select_related("record").get(api_key=api_key, key=idempotency_key)
@@ -122,10 +122,11 @@ def _record_create(*, api_key, recipient, locale, route, idempotency_key, finger
                        expires_at=now + timedelta(seconds=settings.OTP_CODE_TTL_SECONDS), last_sent_at=now)
     code = code_new()
     record.code_hash = code_hash(record.pk, code)  # the id is drawn at construction, so one INSERT carries both
-    record.save(force_insert=True)
+    rows = [record]
     if idempotency_key is not None:
-        IdempotencyKey.objects.create(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record)
-    delivery = Delivery.objects.create(record=record, send_number=1, channel=route[0])
+        rows.append(IdempotencyKey(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record))
+    delivery = Delivery(record=record, send_number=1, channel=route[0])
+    insert_together(*rows, delivery)  # all or none: a key taken meanwhile leaves no record behind
     _enqueue(delivery, code)
     return record
 

@@ -1,0 +1,54 @@
+"""config/inserts.py: new rows of several models stored together, through the models of the OTP service."""
+import uuid
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from otp_app.models import Delivery, IdempotencyKey, OtpRecord
+from config.inserts import insert_together
+from tests.otp_app.factories import ApiKeyFactory
+
+
+def _rows(api_key, key):
+    record = OtpRecord(api_key=api_key, workspace=api_key.workspace, mode="test", recipient="+14155550100",
+                       channel="sms", route=["sms"], code_hash="h" * 64, attempts_left=5,
+                       expires_at=timezone.now())
+    return record, IdempotencyKey(api_key=api_key, key=key, request_hash="f", record=record), Delivery(
+        record=record, send_number=1, channel="sms")
+
+
+@pytest.mark.django_db
+def test_rows_are_stored_as_save_would_and_auto_keys_are_read_back(workspace):
+    record, key_row, delivery = _rows(ApiKeyFactory(workspace=workspace), uuid.uuid4())
+    insert_together(record, key_row, delivery)
+    assert delivery.pk is not None and key_row.pk is not None and not delivery._state.adding
+    stored = Delivery.objects.select_related("record").get(pk=delivery.pk)
+    assert (stored.record.route, stored.status, stored.tries) == (["sms"], "queued", 0)  # JSON and defaults
+    assert IdempotencyKey.objects.get(pk=key_row.pk).record_id == record.pk
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_it_is_one_statement_that_stores_all_or_nothing(workspace):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
+    api_key, key = ApiKeyFactory(workspace=workspace), uuid.uuid4()
+    with CaptureQueriesContext(connection) as captured:
+        insert_together(*_rows(api_key, key))
+    assert len(captured) == 1 and captured[0]["sql"].startswith("WITH")
+    with pytest.raises(IntegrityError):  # the same idempotency key: the record and delivery go too
+        insert_together(*_rows(api_key, key))
+    assert (OtpRecord.objects.count(), IdempotencyKey.objects.count(), Delivery.objects.count()) == (1, 1, 1)
+
+
+@pytest.mark.django_db
+def test_a_failure_inside_the_callers_transaction_leaves_that_transaction_usable(workspace):
+    api_key, key = ApiKeyFactory(workspace=workspace), uuid.uuid4()
+    with transaction.atomic():
+        insert_together(*_rows(api_key, key))
+        with pytest.raises(IntegrityError):
+            insert_together(*_rows(api_key, key))
+        assert OtpRecord.objects.count() == 1  # the caller's transaction still answers
+    assert Delivery.objects.count() == 1
