@@ -9,7 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from config import ratelimit
-from config.inserts import insert_together
+from config.writes import write_together
 from config.ratelimit import Limit
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
@@ -126,7 +126,7 @@ def _record_create(*, api_key, recipient, locale, route, idempotency_key, finger
     if idempotency_key is not None:
         rows.append(IdempotencyKey(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record))
     delivery = Delivery(record=record, send_number=1, channel=route[0])
-    insert_together(*rows, delivery)  # all or none: a key taken meanwhile leaves no record behind
+    write_together(*rows, delivery)  # all or none: a key taken meanwhile leaves no record behind
     _enqueue(delivery, code)
     return record
 

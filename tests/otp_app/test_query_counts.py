@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 RAW = "svc_test_querycount" + "q" * 30
 # A send whose key and routing rules the process already holds (otp_app/services/config_cache.py): the
 # idempotency row, the failed-records count, then one statement inserting the record (code hash included), the
-# idempotency key and the delivery (config/inserts.py; here inside a savepoint and its release, since the test
+# idempotency key and the delivery (config/writes.py; here inside a savepoint and its release, since the test
 # runs in a transaction: on PostgreSQL outside one it is the statement alone). Other databases take one INSERT
 # a row.
 SEND_QUERIES = 5 if connection.vendor == "postgresql" else 7
