@@ -18,6 +18,11 @@ settings (DEBUG off) with BENCH_VIEWS on, which routes the baselines of config/b
 (JSON, no database) and `/bench/db` (one indexed read and one insert). Load comes from wrk (`apt-get install
 wrk`) at 16 connections on 2 threads; each figure is the median of N runs (req/s, p50, p95 from wrk's latency
 histogram). Requests that vary (paths, bodies, headers) go through `lua_requests`.
+
+Under each figure, on Linux, a second line says where the CPU went during the runs, in ms per request (median
+of the runs): each process this harness started with its children (`web`, and `worker`/`codes` with Celery),
+PostgreSQL and Redis when they run on this machine, and the whole machine's busy time (wrk and the kernel
+included) with its idle share. A rate the machine's CPU caps is 2 cores divided by that `machine` figure.
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
+PROC = Path("/proc/stat").exists()  # CPU accounting per process group where the machine tells it (Linux)
 VENV = ROOT / ".venv" / "bin"
 BASELINES = {"plain": ("/bench/plain", "baseline: JSON, no database"),
              "db": ("/bench/db", "baseline: 1 indexed read + 1 insert")}
@@ -74,12 +80,58 @@ class Figures:
     non_2xx: int = 0
     socket_errors: int = 0
     runs: list = field(default_factory=list)
+    cpu_ms: dict = field(default_factory=dict)  # CPU ms per request by process group, and "machine"
 
     @classmethod
     def median(cls, runs: list[Figures]) -> Figures:
+        cpu = {group: statistics.median(r.cpu_ms.get(group, 0) for r in runs) for group in runs[0].cpu_ms}
         return cls(statistics.median(r.rps for r in runs), statistics.median(r.p50_ms for r in runs),
                    statistics.median(r.p95_ms for r in runs), sum(r.requests for r in runs),
-                   sum(r.non_2xx for r in runs), sum(r.socket_errors for r in runs), runs)
+                   sum(r.non_2xx for r in runs), sum(r.socket_errors for r in runs), runs, cpu)
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+SERVICES = {"postgres": "postgres", "redis-server": "redis"}  # process name -> group, on this machine
+
+
+def machine_cpu() -> tuple[float, float]:
+    """Seconds of CPU (all cores) the machine has spent so far, busy and in all (Linux)."""
+    with open("/proc/stat") as f:
+        ticks = [int(v) for v in f.readline().split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle and iowait
+    return (sum(ticks) - idle) / CLOCK_TICKS, sum(ticks) / CLOCK_TICKS
+
+
+def process_cpu(groups: dict[int, str]) -> dict[int, tuple[str, float]]:
+    """CPU seconds (user + system) of each process in `groups` (process group id -> name: the processes the
+    harness started, each with its children) or named in SERVICES; pid -> (group, seconds). Linux."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                stat = f.read()
+        except OSError:  # gone meanwhile
+            continue
+        name, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
+        group = groups.get(int(fields[2])) or SERVICES.get(name)
+        if group:
+            found[int(entry.name)] = (group, (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)
+    return found
+
+
+def cpu_per_request(before, after, machine_before, machine_after, requests: int) -> dict[str, float]:
+    """Where the CPU went during a run, in ms per request: each group, "machine" (everything busy, wrk and
+    the kernel included) and "idle" (percent of the machine's time)."""
+    spent: dict[str, float] = {}
+    for pid, (group, seconds) in after.items():
+        spent[group] = spent.get(group, 0) + seconds - before.get(pid, (group, 0))[1]
+    busy, total = machine_after[0] - machine_before[0], machine_after[1] - machine_before[1]
+    per_request = {group: 1000 * seconds / max(requests, 1) for group, seconds in sorted(spent.items())}
+    per_request["machine"] = 1000 * busy / max(requests, 1)
+    per_request["idle"] = 100 * (1 - busy / total) if total else 0
+    return per_request
 
 
 def lua_string(text: str) -> str:
@@ -268,13 +320,18 @@ class Bench:
             duration = warmup if i < 0 else self.args.duration
             cmd = ["wrk", f"-t{self.args.threads}", f"-c{self.args.connections}", f"-d{duration}s", "--latency",
                    "--timeout", "5s", "-s", str(script_path), self.url + path]
+            groups = {proc.pid: label for label, proc, _ in self.procs} if PROC else {}
+            before, machine_before = (process_cpu(groups), machine_cpu()) if PROC else ({}, (0, 0))
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60, check=True).stdout
+            after, machine_after = (process_cpu(groups), machine_cpu()) if PROC else ({}, (0, 0))
             line = next((ln for ln in out.splitlines() if ln.startswith("BENCH-FIGURES")), None)
             if line is None:
                 raise RuntimeError(f"wrk gave no figures:\n{out}")
             requests, micros, p50, p95, status, sockets = map(int, line.split()[1:])
             if i >= 0:
-                results.append(Figures(requests / (micros / 1e6), p50 / 1000, p95 / 1000, requests, status, sockets))
+                cpu = cpu_per_request(before, after, machine_before, machine_after, requests) if PROC else {}
+                results.append(Figures(requests / (micros / 1e6), p50 / 1000, p95 / 1000, requests, status, sockets,
+                                       cpu_ms=cpu))
         return Figures.median(results)
 
     def baselines(self) -> dict[str, Figures]:
@@ -293,4 +350,9 @@ class Bench:
                      f"{figures.rps / base.rps:5.2f}x req/s, {figures.p95_ms / max(base.p95_ms, 0.001):5.2f}x p95")
         if figures.non_2xx or figures.socket_errors:
             text += f"  !! {figures.non_2xx} non-2xx, {figures.socket_errors} socket errors"
+        if figures.cpu_ms:
+            cpu = dict(figures.cpu_ms)
+            machine, idle = cpu.pop("machine"), cpu.pop("idle")
+            text += ("\n    CPU per request: " + ", ".join(f"{group} {ms:.2f}" for group, ms in cpu.items() if ms >= 0.005)
+                     + f"; machine {machine:.2f} ms (idle {idle:.0f} %)")
         print(text, flush=True)
