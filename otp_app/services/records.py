@@ -46,13 +46,16 @@ def _replay(row: IdempotencyKey, fingerprint: str) -> SendResult:
 
 
 def _idempotency_row(*, api_key, key) -> IdempotencyKey | None:
-    """This API key's row for an idempotency-key (at most one: unique), without its record, which only a replay
-    reads. Written by hand, like the failed-records count: most sends carry a key, and the ORM's compile cost
-    more than the query."""
+    """This API key's row for an idempotency-key (at most one: unique), with its record. Most sends carry a
+    key and find no row: they ask with a plain cursor, which cost half of what even a raw queryset did; the
+    rare replay then reads the row and its record through the ORM."""
     q = connection.ops.quote_name
-    sql = f"SELECT * FROM {q(IdempotencyKey._meta.db_table)} WHERE {q('api_key_id')} = %s AND {q('key')} = %s"
+    sql = f"SELECT {q('id')} FROM {q(IdempotencyKey._meta.db_table)} WHERE {q('api_key_id')} = %s AND {q('key')} = %s"
     value = IdempotencyKey._meta.get_field("key").get_db_prep_value(key, connection)  # a UUID, or hex on SQLite
-    return next(iter(IdempotencyKey.objects.raw(sql, [api_key.pk, value])), None)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [api_key.pk, value])
+        found = cursor.fetchone()
+    return None if found is None else IdempotencyKey.objects.select_related("record").filter(pk=found[0]).first()
 
 
 def _failed_sql() -> str:
