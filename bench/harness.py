@@ -353,6 +353,6 @@ class Bench:
         if figures.cpu_ms:
             cpu = dict(figures.cpu_ms)
             machine, idle = cpu.pop("machine"), cpu.pop("idle")
-            text += ("\n    CPU per request: " + ", ".join(f"{group} {ms:.2f}" for group, ms in cpu.items() if ms >= 0.005)
-                     + f"; machine {machine:.2f} ms (idle {idle:.0f} %)")
+            groups = ", ".join(f"{group} {ms:.2f}" for group, ms in cpu.items() if ms >= 0.005)
+            text += f"\n    CPU per request: {groups}; machine {machine:.2f} ms (idle {idle:.0f} %)"
         print(text, flush=True)

@@ -9,8 +9,8 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from config import ratelimit
-from config.writes import write_together
 from config.ratelimit import Limit
+from config.writes import write_together
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
 from otp_app.services.codes import code_hash, code_new, code_seal
