@@ -8,8 +8,9 @@ checked at its end). Elsewhere, and for a model somebody listens to with pre_sav
 in turn inside a transaction.
 
 The rows may refer to each other only through keys known before the write (a PrefixedIdField draws its id at
-construction); an auto-increment key of a new row is read back and set on its instance. The text of each
-statement is built once per process: building it cost more than running it.
+construction); an auto-increment key of a new row is read back and set on its instance. Unlike save(), an
+update whose row is gone changes nothing and raises nothing, and a model must live in one table (no multi-table
+inheritance). The text of each statement is built once per process: building it cost more than running it.
 """
 from contextlib import nullcontext
 
