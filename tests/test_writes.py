@@ -6,8 +6,8 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from otp_app.models import Delivery, IdempotencyKey, OtpRecord, SandboxMessage
 from config.writes import write_together
+from otp_app.models import Delivery, IdempotencyKey, OtpRecord, SandboxMessage
 from tests.otp_app.factories import ApiKeyFactory
 
 

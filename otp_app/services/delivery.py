@@ -65,13 +65,18 @@ def delivery_attempt(*, delivery_id: int, sealed_code: str) -> Attempt:
             return Attempt("retry", countdown=2 ** delivery.tries)
         return delivery_failed(delivery=delivery, error=str(exc))
     with transaction.atomic():
-        delivery.status = Delivery.Status.SENT
-        delivery.provider_message_id = provider_id[:100]
-        delivery.tries += 1
-        delivery.updated_at = timezone.now()
-        delivery.save(update_fields=["status", "provider_message_id", "tries", "updated_at"])
+        delivery.save(update_fields=_mark_sent(delivery, provider_id))
         delivery_charge(delivery=delivery)
     return Attempt("sent")
+
+
+def _mark_sent(delivery: Delivery, provider_message_id: str) -> list[str]:
+    """A try that the provider (or the sandbox) accepted; the fields it changed, for the caller to save."""
+    delivery.status = Delivery.Status.SENT
+    delivery.provider_message_id = provider_message_id[:100]
+    delivery.tries += 1
+    delivery.updated_at = timezone.now()
+    return ["status", "provider_message_id", "tries", "updated_at"]
 
 
 def _sandbox(delivery: Delivery, message: Message) -> Attempt:
@@ -79,11 +84,7 @@ def _sandbox(delivery: Delivery, message: Message) -> Attempt:
     record = delivery.record
     outbox = SandboxMessage(api_key_id=record.api_key_id, record=record, channel=delivery.channel,
                             recipient=message.recipient, text=message.text, code=message.code)
-    delivery.status = Delivery.Status.SENT
-    delivery.provider_message_id = "sandbox"
-    delivery.tries += 1
-    delivery.updated_at = timezone.now()
-    write_together(outbox, updates=[(delivery, ["status", "provider_message_id", "tries", "updated_at"])])
+    write_together(outbox, updates=[(delivery, _mark_sent(delivery, "sandbox"))])
     return Attempt("sent")
 
 

@@ -113,7 +113,9 @@ def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idemp
                                 idempotency_key=idempotency_key, fingerprint=fingerprint)
     except IntegrityError:
         # a concurrent request with the same idempotency-key committed first
-        row = IdempotencyKey.objects.select_related("record").get(api_key=api_key, key=idempotency_key)
+        row = _idempotency_row(api_key=api_key, key=idempotency_key) if idempotency_key is not None else None
+        if row is None:
+            raise  # another constraint: not a race this send can answer
         return _replay(row, fingerprint)
     return SendResult(record, created=True)
 
