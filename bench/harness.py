@@ -121,12 +121,20 @@ def process_cpu(groups: dict[int, str]) -> dict[int, tuple[str, float]]:
     return found
 
 
-def cpu_per_request(before, after, machine_before, machine_after, requests: int) -> dict[str, float]:
-    """Where the CPU went during a run, in ms per request: each group, "machine" (everything busy, wrk and
-    the kernel included) and "idle" (percent of the machine's time)."""
+def cpu_snapshot(groups: dict[int, str]):
+    """What cpu_per_request compares: the processes' and the machine's CPU so far; None where /proc is missing."""
+    return (process_cpu(groups), machine_cpu()) if PROC else None
+
+
+def cpu_per_request(before, after, requests: int) -> dict[str, float]:
+    """Where the CPU went between two snapshots, in ms per request: each group, "machine" (everything busy,
+    wrk and the kernel included) and "idle" (percent of the machine's time); empty without /proc."""
+    if before is None or after is None:
+        return {}
+    (processes_before, machine_before), (processes_after, machine_after) = before, after
     spent: dict[str, float] = {}
-    for pid, (group, seconds) in after.items():
-        spent[group] = spent.get(group, 0) + seconds - before.get(pid, (group, 0))[1]
+    for pid, (group, seconds) in processes_after.items():
+        spent[group] = spent.get(group, 0) + seconds - processes_before.get(pid, (group, 0))[1]
     busy, total = machine_after[0] - machine_before[0], machine_after[1] - machine_before[1]
     per_request = {group: 1000 * seconds / max(requests, 1) for group, seconds in sorted(spent.items())}
     per_request["machine"] = 1000 * busy / max(requests, 1)
@@ -320,18 +328,17 @@ class Bench:
             duration = warmup if i < 0 else self.args.duration
             cmd = ["wrk", f"-t{self.args.threads}", f"-c{self.args.connections}", f"-d{duration}s", "--latency",
                    "--timeout", "5s", "-s", str(script_path), self.url + path]
-            groups = {proc.pid: label for label, proc, _ in self.procs} if PROC else {}
-            before, machine_before = (process_cpu(groups), machine_cpu()) if PROC else ({}, (0, 0))
+            groups = {proc.pid: label for label, proc, _ in self.procs}
+            before = cpu_snapshot(groups)
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60, check=True).stdout
-            after, machine_after = (process_cpu(groups), machine_cpu()) if PROC else ({}, (0, 0))
+            after = cpu_snapshot(groups)
             line = next((ln for ln in out.splitlines() if ln.startswith("BENCH-FIGURES")), None)
             if line is None:
                 raise RuntimeError(f"wrk gave no figures:\n{out}")
             requests, micros, p50, p95, status, sockets = map(int, line.split()[1:])
             if i >= 0:
-                cpu = cpu_per_request(before, after, machine_before, machine_after, requests) if PROC else {}
                 results.append(Figures(requests / (micros / 1e6), p50 / 1000, p95 / 1000, requests, status, sockets,
-                                       cpu_ms=cpu))
+                                       cpu_ms=cpu_per_request(before, after, requests)))
         return Figures.median(results)
 
     def baselines(self) -> dict[str, Figures]:
