@@ -17,6 +17,7 @@ from django.core.cache.backends.redis import RedisCache
 
 from config.client_ip import client_ip  # noqa: F401  (kept importable from here for every caller)
 from config.errors import RateLimited, ServiceUnavailable
+from config.redis_pool import cache_client
 
 logger = logging.getLogger(__name__)
 
@@ -71,28 +72,13 @@ def hits(key: str, window: int, *, fail_closed: bool = False) -> int:
         return 0
 
 
-_client: tuple = (None, None)  # (pool, client): the last Redis client made, reused while its pool is the same
-
-
-def _redis_client(backend: RedisCache):
-    """A client on the cache's write pool. Django makes a new one per call, which costs more than the pipeline
-    itself (redis-py builds its table of response callbacks); clients are thread-safe, the pool holds the sockets."""
-    global _client
-    pool = backend._cache._get_connection_pool(True)
-    cached_pool, client = _client
-    if cached_pool is not pool:
-        client = backend._cache._client(connection_pool=pool)
-        _client = (pool, client)
-    return client
-
-
 def _incr_many(windows: list[tuple[str, int]]) -> list[int]:
     """Count one event in each (cache key, seconds left) window. On Redis: INCR and EXPIRE NX per window, all in
     one pipelined round trip; elsewhere (tests, the embedded default) add + incr per window."""
     backend = caches["default"]
     if isinstance(backend, RedisCache):
         names = [backend.make_and_validate_key(k) for k, _ in windows]
-        pipe = _redis_client(backend).pipeline(transaction=False)
+        pipe = cache_client(backend).pipeline(transaction=False)
         for name, (_, remaining) in zip(names, windows):
             pipe.incr(name)
             pipe.expire(name, remaining + 1, nx=True)

@@ -27,6 +27,22 @@ def shared_client(url: str) -> redis.Redis:
     return redis.Redis(connection_pool=shared_pool(url))
 
 
+_cache_client: tuple = (None, None)  # (pool, client): the last client made for the cache, reused while its pool is
+
+
+def cache_client(backend) -> redis.Redis:
+    """A redis-py client on the write pool of Django's Redis cache `backend`. Django makes a new one per call, which
+    costs more than a command (redis-py builds its table of response callbacks); clients are thread-safe and the
+    pool holds the sockets."""
+    global _cache_client
+    pool = backend._cache._get_connection_pool(True)
+    cached_pool, client = _cache_client
+    if cached_pool is not pool:
+        client = backend._cache._client(connection_pool=pool)
+        _cache_client = (pool, client)
+    return client
+
+
 class SharedConnectionPool(redis.ConnectionPool):
     """The `pool_class` for Django's Redis cache: `from_url` hands back the shared pool."""
 
