@@ -85,12 +85,18 @@ class Delivery(models.Model):
     provider_message_id = models.CharField(max_length=100, blank=True, db_index=True)
     error = models.CharField(max_length=500, blank=True)
     tries = models.PositiveSmallIntegerField(default=0)
+    # The code, sealed (otp_app/services/codes.py), from the commit that queues the delivery until a drain claims
+    # it (otp_app/services/delivery.py): the row is the job. Empty once claimed, and for a retry or a fallback,
+    # whose job message carries the sealed code instead.
+    sealed_code = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ("created_at", "pk")
         verbose_name_plural = "deliveries"
+        # only the rows waiting for a drain: a claim reads a few index entries, however large the table grows
+        indexes = [models.Index(fields=["id"], condition=~models.Q(sealed_code=""), name="otp_delivery_pending")]
 
     def __str__(self):
         return f"{self.record_id} via {self.channel}: {self.status}"

@@ -1,12 +1,18 @@
 """Celery entry points of the OTP service: each loads ids and calls the service it is named after."""
 from celery import shared_task
 
-from otp_app.services import delivery, records, redelivery
+from otp_app.services import delivery, drain, records, redelivery
+
+
+@shared_task(acks_late=True, ignore_result=True, name="otp_app.tasks.deliveries_drain")
+def deliveries_drain() -> int:
+    """Deliver every code waiting in the deliveries table, in batches, until none is left."""
+    return drain.deliveries_drain()
 
 
 @shared_task(acks_late=True, ignore_result=True, name="otp_app.tasks.delivery_attempt")
 def delivery_attempt(delivery_id: int, sealed_code: str) -> str:
-    """Deliver one code over one channel; what follows a failure (retry, fallback) is decided by the service."""
+    """Try one delivery again (a retry or a fallback); what follows a failure is decided by the service."""
     attempt = delivery.delivery_attempt(delivery_id=delivery_id, sealed_code=sealed_code)
     delivery.delivery_follow_up(attempt=attempt, delivery_id=delivery_id, sealed_code=sealed_code)
     return attempt.outcome

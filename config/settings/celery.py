@@ -44,7 +44,8 @@ else:
 # the prefork worker whose children a build's time limit can kill. A worker started without -Q serves both.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_QUEUES = [Queue("celery"), Queue("codes")]
-CELERY_TASK_ROUTES = {"otp_app.tasks.delivery_attempt": {"queue": "codes"}}
+CELERY_TASK_ROUTES = {"otp_app.tasks.deliveries_drain": {"queue": "codes"},
+                      "otp_app.tasks.delivery_attempt": {"queue": "codes"}}
 
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True

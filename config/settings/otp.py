@@ -55,6 +55,15 @@ OTP_PROVIDER_TIMEOUT_SECONDS = env.float("OTP_PROVIDER_TIMEOUT_SECONDS", default
 OTP_DELIVERY_RETRIES = env.int("OTP_DELIVERY_RETRIES", default=2)  # per channel, for transient failures
 OTP_PUBLIC_BASE_URL = env("OTP_PUBLIC_BASE_URL", default="http://localhost:8000")  # status callback URLs
 
+# Deliveries are taken from their table by a drain job (otp_app/services/drain.py): at most this many per claim,
+# live ones sent side by side on this many threads of the worker process; after a short batch the drain waits
+# OTP_DRAIN_LINGER_SECONDS for more to gather; a wake-up publishes a drain at most once per
+# OTP_DRAIN_WAKE_SECONDS while one is running.
+OTP_DRAIN_BATCH = env.int("OTP_DRAIN_BATCH", default=50)
+OTP_DRAIN_LINGER_SECONDS = env.float("OTP_DRAIN_LINGER_SECONDS", default=0.02)
+OTP_DRAIN_THREADS = env.int("OTP_DRAIN_THREADS", default=8)
+OTP_DRAIN_WAKE_SECONDS = env.float("OTP_DRAIN_WAKE_SECONDS", default=5.0)
+
 # A delivery still queued this long after it was made (or last retried) lost its job (the broker was down):
 # the beat sweep sends the record a fresh code on a new delivery.
 OTP_REDELIVER_AFTER_SECONDS = env.float("OTP_REDELIVER_AFTER_SECONDS", default=60.0)

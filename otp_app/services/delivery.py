@@ -31,17 +31,32 @@ def _callback_url(delivery: Delivery) -> str:
 
 
 def _current(delivery: Delivery) -> bool:
+    """Whether the delivery still has a code to carry: queued, of the record's latest send, which waits for it."""
     record = delivery.record
     return (delivery.status == Delivery.Status.QUEUED and record.sends == delivery.send_number
-            and record.status == OtpRecord.Status.SENT)
+            and record.status == OtpRecord.Status.SENT and record.expires_at > timezone.now())
 
 
 def delivery_attempt(*, delivery_id: int, sealed_code: str) -> Attempt:
-    """One try; safe to run twice (a delivery that is no longer queued is skipped)."""
+    """One try of one delivery (a retry or a fallback, whose job carries the sealed code); safe to run twice (a
+    delivery that is no longer queued is skipped)."""
     try:  # get(), not first(): every delivery asks, and first()'s ORDER BY doubled the cost of building the query
         delivery = Delivery.objects.select_related("record").get(pk=delivery_id)
     except Delivery.DoesNotExist:
         return Attempt("skipped")
+    ready = _ready(delivery, sealed_code)
+    if isinstance(ready, Attempt):
+        return ready
+    if delivery.record.mode == "test":
+        outbox, update = _sandbox(delivery, ready)
+        write_together(outbox, updates=[update])
+        return Attempt("sent")
+    return _live(delivery, ready)
+
+
+def _ready(delivery: Delivery, sealed_code: str) -> Message | Attempt:
+    """The message this try carries, or how the try ends without one: skipped (the delivery is no longer the
+    record's current one) or failed (the seal outlived the code)."""
     if not _current(delivery):
         return Attempt("skipped")
     record = delivery.record
@@ -49,11 +64,13 @@ def delivery_attempt(*, delivery_id: int, sealed_code: str) -> Attempt:
     if code is None:
         return delivery_failed(delivery=delivery, error="the code expired before it could be delivered")
     minutes = max(1, round((record.expires_at - timezone.now()).total_seconds() / 60))
-    message = Message(recipient=record.recipient, code=code, text=messages.render(record.locale, code, minutes),
-                      subject=messages.subject(record.locale), locale=messages.language(record.locale),
-                      callback_url=_callback_url(delivery))
-    if record.mode == "test":
-        return _sandbox(delivery, message)
+    return Message(recipient=record.recipient, code=code, text=messages.render(record.locale, code, minutes),
+                   subject=messages.subject(record.locale), locale=messages.language(record.locale),
+                   callback_url=_callback_url(delivery))
+
+
+def _live(delivery: Delivery, message: Message) -> Attempt:
+    """Hand the message to the channel's provider; charge when it accepts."""
     try:
         provider_id = channels.get(delivery.channel).send(message)
     except ChannelError as exc:
@@ -79,13 +96,13 @@ def _mark_sent(delivery: Delivery, provider_message_id: str) -> list[str]:
     return ["status", "provider_message_id", "tries", "updated_at"]
 
 
-def _sandbox(delivery: Delivery, message: Message) -> Attempt:
-    """Test keys: the message lands in the outbox; nothing leaves, nothing is charged."""
+def _sandbox(delivery: Delivery, message: Message) -> tuple[SandboxMessage, tuple[Delivery, list[str]]]:
+    """Test keys: the message lands in the outbox; nothing leaves, nothing is charged. The rows to write: the
+    outbox's new one and the delivery's update (a drain writes a whole batch of them in one statement)."""
     record = delivery.record
     outbox = SandboxMessage(api_key_id=record.api_key_id, record=record, channel=delivery.channel,
                             recipient=message.recipient, text=message.text, code=message.code)
-    write_together(outbox, updates=[(delivery, _mark_sent(delivery, "sandbox"))])
-    return Attempt("sent")
+    return outbox, (delivery, _mark_sent(delivery, "sandbox"))
 
 
 @transaction.atomic

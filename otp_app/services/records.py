@@ -14,6 +14,7 @@ from config.writes import write_together
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
 from otp_app.services.codes import code_hash, code_new, code_seal
+from otp_app.services.drain import deliveries_wake
 from otp_app.services.errors import Conflict, InsufficientBalance, NotFound, RateLimited, ValidationFailed
 from otp_app.services.routing import recipient_normalize, route_for
 from otp_app import messages
@@ -29,14 +30,6 @@ def request_fingerprint(body: dict) -> str:
 class SendResult:
     record: OtpRecord
     created: bool
-
-
-def _enqueue(delivery: Delivery, code: str) -> None:
-    from config.jobs import enqueue
-    from otp_app.services.delivery import DELIVER_TASK
-
-    sealed = code_seal(code)
-    enqueue(DELIVER_TASK, delivery.pk, sealed)  # on commit; a broker outage leaves it to the redelivery sweep
 
 
 def _replay(row: IdempotencyKey, fingerprint: str) -> SendResult:
@@ -130,9 +123,9 @@ def _record_create(*, api_key, recipient, locale, route, idempotency_key, finger
     rows = [record]
     if idempotency_key is not None:
         rows.append(IdempotencyKey(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record))
-    delivery = Delivery(record=record, send_number=1, channel=route[0])
+    delivery = Delivery(record=record, send_number=1, channel=route[0], sealed_code=code_seal(code))
     write_together(*rows, delivery)  # all or none: a key taken meanwhile leaves no record behind
-    _enqueue(delivery, code)
+    transaction.on_commit(deliveries_wake)
     return record
 
 
@@ -251,8 +244,8 @@ def _resend_locked(*, api_key, record_id, channel):
     record.route = route
     record.status = Status.SENT
     record.save()
-    delivery = Delivery.objects.create(record=record, send_number=record.sends, channel=route[0])
-    _enqueue(delivery, code)
+    Delivery.objects.create(record=record, send_number=record.sends, channel=route[0], sealed_code=code_seal(code))
+    transaction.on_commit(deliveries_wake)
     return record
 
 

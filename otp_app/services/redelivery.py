@@ -1,8 +1,11 @@
-"""Deliveries whose job never reached the broker (it was down when the code was sent) go out again.
+"""Deliveries that nothing is going to carry any more are started again by the beat sweep.
 
-The code itself travels only inside the job, sealed, and is stored nowhere else, so a lost job cannot be sent
-again as it was: the record gets a fresh code on a new delivery over the same channel, and the stale delivery
-is closed as failed, so that a late copy of its job (if it was published after all) is skipped.
+Two ways to get there (otp_app/services/drain.py):
+- the wake-up after the commit never reached the broker (it was down): the delivery still holds its sealed code,
+  and the sweep wakes a drain, which sends the code the user is waiting for;
+- a drain claimed the delivery (its seal left the table) and died before sending it, or a retry's job was lost:
+  the code is gone, so the record gets a fresh one on a new delivery over the same channel, and the stale delivery
+  is closed as failed, so that a late copy of its job (if it was published after all) is skipped.
 """
 from datetime import timedelta
 
@@ -10,21 +13,26 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.jobs import enqueue
+from config.jobs import publish
 from otp_app.models import Delivery, OtpRecord
 from otp_app.services.codes import code_hash, code_new, code_seal
-from otp_app.services.delivery import DELIVER_TASK
+from otp_app.services.drain import DRAIN_TASK, deliveries_wake
 
 
 def deliveries_redeliver_stale() -> int:
-    """Redeliver every delivery still queued OTP_REDELIVER_AFTER_SECONDS after it was made or last retried,
-    for a record still waiting for it. Returns how many were sent again."""
+    """Wake a drain for deliveries waiting past OTP_DRAIN_WAKE_SECONDS, and redeliver with a fresh code every
+    delivery claimed or retried OTP_REDELIVER_AFTER_SECONDS ago and still queued, for a record still waiting for
+    it. Returns how many deliveries were started again."""
     now = timezone.now()
-    stale = (Delivery.objects.filter(status=Delivery.Status.QUEUED, record__status=OtpRecord.Status.SENT,
-                                     record__expires_at__gt=now,
+    waiting = Delivery.objects.exclude(sealed_code="").filter(
+        updated_at__lt=now - timedelta(seconds=settings.OTP_DRAIN_WAKE_SECONDS)).count()
+    if waiting:
+        publish(DRAIN_TASK)  # past the wake flag: a flag left up by a lost publish must not hold them
+    stale = (Delivery.objects.filter(status=Delivery.Status.QUEUED, sealed_code="",
+                                     record__status=OtpRecord.Status.SENT, record__expires_at__gt=now,
                                      updated_at__lt=now - timedelta(seconds=settings.OTP_REDELIVER_AFTER_SECONDS))
              .order_by("pk").values_list("pk", flat=True)[:500])
-    return sum(_redeliver(delivery_id=pk) for pk in stale)
+    return waiting + sum(_redeliver(delivery_id=pk) for pk in stale)
 
 
 @transaction.atomic
@@ -39,11 +47,12 @@ def _redeliver(*, delivery_id: int) -> bool:
         return False
     now = timezone.now()
     delivery.status, delivery.error, delivery.updated_at = (
-        Delivery.Status.FAILED, "not handed to the job queue in time; sent again with a fresh code", now)
+        Delivery.Status.FAILED, "claimed but never carried; sent again with a fresh code", now)
     delivery.save(update_fields=["status", "error", "updated_at"])
     code = code_new()
     record.code_hash = code_hash(record.pk, code)
     record.save(update_fields=["code_hash"])
-    again = Delivery.objects.create(record=record, send_number=delivery.send_number, channel=delivery.channel)
-    enqueue(DELIVER_TASK, again.pk, code_seal(code))
+    Delivery.objects.create(record=record, send_number=delivery.send_number, channel=delivery.channel,
+                            sealed_code=code_seal(code))
+    transaction.on_commit(deliveries_wake)
     return True

@@ -1,4 +1,4 @@
-"""Send → delivery through a real Celery worker on Redis, and two concurrent sends with one
+"""A burst of sends → their deliveries through a real Celery worker on Redis, and two concurrent sends with one
 idempotency key on PostgreSQL (the unique constraint, not a read-then-write, stops the second)."""
 import os
 import threading
@@ -22,8 +22,9 @@ def _client(raw):
 
 @pytest.mark.integration
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")
-def test_send_is_delivered_by_a_real_worker(transactional_db, workspace, settings):
-    """The delivery goes to the `codes` queue, and a worker on threads (as the Procfile's `codes`) delivers it."""
+def test_a_burst_of_sends_is_one_drain_job_a_real_worker_delivers(transactional_db, workspace, settings):
+    """The sends of a burst publish one job on the `codes` queue, and a worker on threads (as the Procfile's
+    `codes`) delivers every code of the burst once."""
     from celery.contrib.testing.worker import start_worker
 
     from config.celery_app import app
@@ -34,19 +35,25 @@ def test_send_is_delivered_by_a_real_worker(transactional_db, workspace, setting
     queued = broker.llen("codes")
     app.conf.task_always_eager = False
     try:
-        resp = _client(raw).post("/api/v1/otp/send", {"recipient": PHONE, "channel": "sms"}, format="json")
-        assert resp.status_code == 201
+        sent = []
+        for n in range(12):
+            resp = _client(raw).post("/api/v1/otp/send", {"recipient": f"+1415555{n:04d}", "channel": "sms"},
+                                     format="json")
+            assert resp.status_code == 201
+            sent.append(resp.json()["id"])
         assert broker.llen("codes") == queued + 1
         with start_worker(app, pool="threads", concurrency=4, perform_ping_check=False, shutdown_timeout=10):
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and not SandboxMessage.objects.exists():
+            while time.monotonic() < deadline and SandboxMessage.objects.count() < len(sent):
                 time.sleep(0.1)
     finally:
         app.conf.task_always_eager = True
-    assert Delivery.objects.get().status == "sent"
-    message = SandboxMessage.objects.get()
-    verify = _client(raw).post("/api/v1/otp/verify", {"id": resp.json()["id"], "code": message.code}, format="json")
-    assert verify.json()["verified"] is True
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"sent"}
+    outbox = {m.record_id: m.code for m in SandboxMessage.objects.all()}
+    assert sorted(outbox) == sorted(sent) and SandboxMessage.objects.count() == len(sent)
+    for record_id in sent[::5]:
+        verify = _client(raw).post("/api/v1/otp/verify", {"id": record_id, "code": outbox[record_id]}, format="json")
+        assert verify.json()["verified"] is True
 
 
 @pytest.mark.postgres

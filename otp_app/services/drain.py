@@ -1,0 +1,133 @@
+"""Code deliveries taken from their table in batches, by a drain job that one wake-up starts for many sends.
+
+A send (or a resend, or the redelivery sweep) writes its delivery with the code sealed in it (`sealed_code`), in
+the same statement or transaction as the record, and after the commit calls `deliveries_wake`. The first wake of a
+burst raises a flag in the cache and publishes one `deliveries_drain` job; the sends after it find the flag up and
+publish nothing. The drain claims the oldest waiting deliveries a batch at a time (`OTP_DRAIN_BATCH`), which takes
+their sealed codes out of the table, and delivers them: sandbox ones written together in one statement, live ones
+handed to their providers side by side (`OTP_DRAIN_THREADS`). When nothing is left it lowers the flag and looks
+once more, for a send that committed while the flag was still up.
+
+Why not one job per code: publishing a Celery message was the largest part of a send's own CPU, and consuming
+it (Celery's bookkeeping around the task) more than the delivery itself (docs/performance.md, "One-time codes").
+What a job message gave, the row gives too: a delivery whose wake-up was lost (the broker was down) waits, sealed,
+for the beat sweep to wake a drain; a drain that died holding a batch leaves those deliveries queued without a
+seal, and the sweep sends them a fresh code (otp_app/services/redelivery.py). Retries and fallbacks still go
+as one job each (`delivery_attempt`), with the seal in the message: they are rare and need a countdown.
+"""
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from django.conf import settings
+from django.db import connection, connections
+from django.utils import timezone
+
+from config.cache_flags import flag_lower, flag_raise
+from config.jobs import publish
+from config.writes import write_together
+from otp_app.models import Delivery
+from otp_app.services.delivery import Attempt, _live, _ready, _sandbox, delivery_follow_up
+
+logger = logging.getLogger(__name__)
+
+DRAIN_TASK = "otp_app.tasks.deliveries_drain"  # published by name: tasks import services, never the reverse
+WAKE_FLAG = "otp:deliveries:wake"
+
+
+def deliveries_wake() -> None:
+    """Make sure a drain runs soon (after the commit that queued deliveries). A publish the broker refuses leaves
+    the deliveries waiting for the beat sweep's wake-up."""
+    if flag_raise(WAKE_FLAG, settings.OTP_DRAIN_WAKE_SECONDS):
+        publish(DRAIN_TASK)
+
+
+def deliveries_drain() -> int:
+    """Deliver every waiting delivery, a batch at a time, until none is left; how many were claimed."""
+    claimed = 0
+    while True:
+        batch = _claim(settings.OTP_DRAIN_BATCH)
+        if not batch:
+            # a send that committed before the flag came down saw it up and published nothing: look once more
+            flag_lower(WAKE_FLAG)
+            batch = _claim(settings.OTP_DRAIN_BATCH)
+            if not batch:
+                return claimed
+        claimed += len(batch)
+        _deliver(batch)
+        if len(batch) < settings.OTP_DRAIN_BATCH:
+            # a short batch: let the next sends gather for a moment, so that one claim and one write carry them
+            time.sleep(settings.OTP_DRAIN_LINGER_SECONDS)
+
+
+def _claim_sql() -> str:
+    q = connection.ops.quote_name
+    table, pk, sealed, updated = q(Delivery._meta.db_table), q("id"), q("sealed_code"), q("updated_at")
+    # the oldest waiting rows no other drain holds; their seals come back as they leave the table
+    return (f"WITH taken AS (SELECT {pk}, {sealed} FROM {table} WHERE {sealed} <> '' ORDER BY {pk} LIMIT %s "
+            f"FOR UPDATE SKIP LOCKED) UPDATE {table} SET {sealed} = '', {updated} = %s FROM taken "
+            f"WHERE {table}.{pk} = taken.{pk} RETURNING taken.{pk}, taken.{sealed}")
+
+
+def _claim(limit: int) -> list[tuple[int, str]]:
+    """Up to `limit` waiting deliveries, oldest first, as (id, sealed code); drains running at once take
+    different ones. The claim is their `updated_at`: the redelivery sweep counts from it."""
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_claim_sql(), [limit, now])
+            return sorted(cursor.fetchall())
+    # elsewhere (SQLite: the embedded default) a row is ours if our UPDATE is the one that emptied its seal
+    waiting = Delivery.objects.exclude(sealed_code="").order_by("pk").values_list("pk", "sealed_code")[:limit]
+    return [(pk, sealed) for pk, sealed in waiting
+            if Delivery.objects.filter(pk=pk, sealed_code=sealed).update(sealed_code="", updated_at=now)]
+
+
+def _deliver(batch: list[tuple[int, str]]) -> None:
+    # no ORDER BY (the batch is in claim order already): building it was a tenth of the drain's CPU
+    deliveries = Delivery.objects.select_related("record").order_by().in_bulk([pk for pk, _ in batch])
+    outbox, updates, live = [], [], []
+    for pk, sealed in batch:
+        delivery = deliveries.get(pk)
+        if delivery is None:
+            continue  # its record was deleted meanwhile
+        ready = _ready(delivery, sealed)
+        if isinstance(ready, Attempt):
+            _follow_up(ready, delivery, sealed)
+        elif delivery.record.mode == "test":
+            row, update = _sandbox(delivery, ready)
+            outbox.append(row)
+            updates.append(update)
+        else:
+            live.append((delivery, ready, sealed))
+    if outbox:
+        write_together(*outbox, updates=updates)
+    if len(live) > 1 and not connection.in_atomic_block:
+        list(_executor.map(_deliver_live_on_thread, live))
+    else:  # one, or inside a caller's transaction, whose rows another thread's connection could not see
+        for item in live:
+            _deliver_live(*item)
+
+
+def _deliver_live(delivery, message, sealed) -> None:
+    try:
+        attempt = _live(delivery, message)
+    except Exception:  # noqa: BLE001 - one delivery's bug must not cost the batch; the sweep sends a fresh code
+        logger.exception("Delivery %s failed unexpectedly; the redelivery sweep will send a fresh code.", delivery.pk)
+        return
+    _follow_up(attempt, delivery, sealed)
+
+
+def _deliver_live_on_thread(item) -> None:
+    try:
+        _deliver_live(*item)
+    finally:
+        connections.close_all()  # this thread's connection, back to the pool
+
+
+def _follow_up(attempt: Attempt, delivery: Delivery, sealed: str) -> None:
+    delivery_follow_up(attempt=attempt, delivery_id=delivery.pk, sealed_code=sealed)
+
+
+# Threads for live deliveries, which spend their time waiting on providers; one set per process, started as needed.
+_executor = ThreadPoolExecutor(max_workers=settings.OTP_DRAIN_THREADS, thread_name_prefix="delivery")
