@@ -125,12 +125,21 @@ def consume_all(limits: list[Limit], *, fail_closed: bool = False) -> None:
         return
     for i, (count, lim) in enumerate(zip(counts, limits)):
         if count > lim.limit:
-            for k, _ in windows[i + 1:]:
-                try:
-                    _cached(cache.decr, k)
-                except (_CacheDown, ValueError):
-                    pass  # counted once too often, in a window that expires by itself
+            _uncount([k for k, _ in windows[i + 1:]])
             raise RateLimited(lim.message, retry_after=windows[i][1], **lim.extra)
+
+
+def give_back(limits: list[Limit]) -> None:
+    """Take back the event consume_all counted against each limit (it turned out not to be one: a replay)."""
+    _uncount([_window(lim.key, lim.window)[0] for lim in limits])
+
+
+def _uncount(keys: list[str]) -> None:
+    for k in keys:
+        try:
+            _cached(cache.decr, k)
+        except (_CacheDown, ValueError):
+            pass  # counted once too often, in a window that expires by itself
 
 
 def check(key: str, limit: int, window: int, message: str = "Too many attempts; try again later.", *,

@@ -15,7 +15,8 @@ from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
 from otp_app.services.codes import code_hash, code_new, code_seal
 from otp_app.services.drain import deliveries_wake
-from otp_app.services.errors import Conflict, InsufficientBalance, NotFound, RateLimited, ValidationFailed
+from otp_app.services.errors import (Conflict, CountryNotAllowed, InsufficientBalance, NoChannel, NotFound, RateLimited,
+                                     ValidationFailed)
 from otp_app.services.routing import recipient_normalize, route_for
 from otp_app import messages
 
@@ -69,30 +70,47 @@ def _failed_records_reach(*, workspace_id: str, recipient: str, limit: int) -> b
         return cursor.fetchone()[0] >= limit
 
 
-def _send_limits(*, api_key, recipient: str) -> None:
+def _send_limits(*, api_key, recipient: str) -> list[Limit]:
+    """Refuse a recipient with too many failed codes, then count the send against the volume limits; the limits
+    counted."""
     if _failed_records_reach(workspace_id=api_key.workspace_id, recipient=recipient,
                              limit=settings.OTP_FAILED_RECORDS_PER_RECIPIENT):
         raise RateLimited("Too many failed verifications for this recipient; try again tomorrow.",
                           code="recipient_blocked", retry_after=3600)
-    ratelimit.consume_all([
+    limits = [
         Limit(f"otp:key:{api_key.pk}", settings.OTP_SENDS_PER_KEY_PER_MINUTE, 60,
               "Too many sends with this key; slow down."),
         Limit(f"otp:rcpt:{api_key.workspace_id}:{recipient}", settings.OTP_SENDS_PER_RECIPIENT,
               settings.OTP_SENDS_PER_RECIPIENT_WINDOW, "Too many codes sent to this recipient; try later.",
               {"code": "recipient_rate_limited"}),
-    ])
+    ]
+    ratelimit.consume_all(limits)
+    return limits
 
 
 def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idempotency_key=None,
              fingerprint: str = "") -> SendResult:
-    """Issue a code and queue its delivery; the HTTP request never waits for a provider."""
-    if idempotency_key is not None:
-        row = _idempotency_row(api_key=api_key, key=idempotency_key)
-        if row is not None:
-            if row.created_at >= timezone.now() - timedelta(hours=settings.OTP_IDEMPOTENCY_HOURS):
-                return _replay(row, fingerprint)
-            # past its 24 h but not swept yet (beat does that): the key is free again
-            IdempotencyKey.objects.filter(pk=row.pk).delete()
+    """Issue a code and queue its delivery; the HTTP request never waits for a provider.
+
+    An idempotency-key is taken by the statement that writes the record, so a send reads nothing first: a key
+    already taken fails that statement, and the send answers with the first record instead, giving back what it
+    counted against the volume limits. A refusal (the input, a limit, the balance) also looks for a first answer
+    before it is given, so a replay is never refused what its first request was granted."""
+    try:
+        return _send(api_key=api_key, recipient=recipient, locale=locale, channel=channel,
+                     idempotency_key=idempotency_key, fingerprint=fingerprint)
+    except (ValidationFailed, CountryNotAllowed, NoChannel, InsufficientBalance, RateLimited):
+        row = _idempotency_row(api_key=api_key, key=idempotency_key) if idempotency_key is not None else None
+        if row is None or _expired(row):
+            raise
+        return _replay(row, fingerprint)
+
+
+def _expired(row: IdempotencyKey) -> bool:
+    return row.created_at < timezone.now() - timedelta(hours=settings.OTP_IDEMPOTENCY_HOURS)
+
+
+def _send(*, api_key, recipient, locale, channel, idempotency_key, fingerprint) -> SendResult:
     if not messages.is_known(locale):
         raise ValidationFailed(f"Unknown locale; use one of {', '.join(messages.LOCALES)}.", code="invalid_locale")
     recipient, country = recipient_normalize(recipient, channel)
@@ -100,17 +118,23 @@ def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idemp
                       channel=channel)
     if api_key.mode == "live" and not balance_services.balance_covers(workspace=api_key.workspace, channel=route[0]):
         raise InsufficientBalance()
-    _send_limits(api_key=api_key, recipient=recipient)
-    try:
-        record = _record_create(api_key=api_key, recipient=recipient, locale=locale, route=route,
-                                idempotency_key=idempotency_key, fingerprint=fingerprint)
-    except IntegrityError:
-        # a concurrent request with the same idempotency-key committed first
-        row = _idempotency_row(api_key=api_key, key=idempotency_key) if idempotency_key is not None else None
-        if row is None:
-            raise  # another constraint: not a race this send can answer
-        return _replay(row, fingerprint)
-    return SendResult(record, created=True)
+    limits = _send_limits(api_key=api_key, recipient=recipient)
+    for _ in range(2):  # a second time only after dropping an expired key
+        try:
+            record = _record_create(api_key=api_key, recipient=recipient, locale=locale, route=route,
+                                    idempotency_key=idempotency_key, fingerprint=fingerprint)
+            return SendResult(record, created=True)
+        except IntegrityError:
+            # the idempotency-key is taken: by an earlier send, or a concurrent one that committed first
+            row = _idempotency_row(api_key=api_key, key=idempotency_key) if idempotency_key is not None else None
+            if row is None:
+                raise  # another constraint: not a race this send can answer
+            if not _expired(row):
+                ratelimit.give_back(limits)  # a replay is not a send
+                return _replay(row, fingerprint)
+            # past its 24 h but not swept yet (beat does that): the key is free again
+            IdempotencyKey.objects.filter(pk=row.pk).delete()
+    raise Conflict("This idempotency-key is being taken by another request; retry.", code="idempotency_conflict")
 
 
 def _record_create(*, api_key, recipient, locale, route, idempotency_key, fingerprint) -> OtpRecord:

@@ -169,6 +169,26 @@ def test_same_idempotency_key_different_body_is_409(sandbox):
     assert OtpRecord.objects.count() == 1
 
 
+def test_a_replay_is_not_counted_and_never_refused_what_its_first_request_got(sandbox, settings):
+    settings.OTP_SENDS_PER_RECIPIENT = 2
+    client, _ = sandbox
+    first = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
+    for _ in range(3):  # replays give back what they counted: the recipient's second code still goes out
+        again = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
+        assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    second = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json")
+    assert second.status_code == 201
+    third = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json")
+    assert third.status_code == 429 and third.json()["error"]["code"] == "recipient_rate_limited"
+    # the recipient is at its limit now, yet the first request's replay still answers with its record
+    again = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json", HTTP_IDEMPOTENCY_KEY=KEY)
+    assert again.status_code == 200 and again.json()["id"] == first.json()["id"]
+    other_body = client.post("/api/v1/otp/send", {"recipient": PHONE, "locale": "de"}, format="json",
+                             HTTP_IDEMPOTENCY_KEY=KEY)
+    assert other_body.status_code == 409 and other_body.json()["error"]["code"] == "idempotency_conflict"
+    assert OtpRecord.objects.count() == 2 and SandboxMessage.objects.count() == 2
+
+
 def test_idempotency_key_is_kept_24_hours(sandbox, travel):
     client, _ = sandbox
     first = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json", HTTP_IDEMPOTENCY_KEY=KEY).json()
