@@ -44,20 +44,23 @@ def deliveries_wake() -> None:
 
 def deliveries_drain() -> int:
     """Deliver every waiting delivery, a batch at a time, until none is left; how many were claimed."""
-    claimed = 0
+    claimed, limit, linger = 0, settings.OTP_DRAIN_BATCH, settings.OTP_DRAIN_LINGER_SECONDS
     while True:
-        batch = _claim(settings.OTP_DRAIN_BATCH)
+        batch = _claim(limit)
+        if not batch and linger:
+            time.sleep(linger)  # a pause between two sends of a burst is no reason to stop
+            batch = _claim(limit)
         if not batch:
             # a send that committed before the flag came down saw it up and published nothing: look once more
             flag_lower(WAKE_FLAG)
-            batch = _claim(settings.OTP_DRAIN_BATCH)
+            batch = _claim(limit)
             if not batch:
                 return claimed
         claimed += len(batch)
         _deliver(batch)
-        if len(batch) < settings.OTP_DRAIN_BATCH:
+        if len(batch) < limit:
             # a short batch: let the next sends gather for a moment, so that one claim and one write carry them
-            time.sleep(settings.OTP_DRAIN_LINGER_SECONDS)
+            time.sleep(linger)
 
 
 def _claim_sql() -> str:
