@@ -26,6 +26,18 @@ def flag_raise(key: str, seconds: float) -> bool:
         return True
 
 
+def flag_hold(key: str, seconds: float) -> None:
+    """Keep the flag up for another `seconds`, whoever raised it (the work it stands for is still going on)."""
+    backend = caches["default"]
+    try:
+        if isinstance(backend, RedisCache):
+            cache_client(backend).set(backend.make_and_validate_key(key), 1, px=max(int(seconds * 1000), 1))
+        else:
+            backend.set(key, 1, timeout=seconds)
+    except CACHE_ERRORS:
+        pass  # the flag expires, and the next raise starts the work again
+
+
 def flag_lower(key: str) -> None:
     try:
         caches["default"].delete(key)

@@ -57,8 +57,8 @@ OTP_PUBLIC_BASE_URL = env("OTP_PUBLIC_BASE_URL", default="http://localhost:8000"
 
 # Deliveries are taken from their table by a drain job (otp_app/services/drain.py): at most this many per claim,
 # live ones sent side by side on this many threads of the worker process; after a short batch the drain waits
-# OTP_DRAIN_LINGER_SECONDS for more to gather; a wake-up publishes a drain at most once per
-# OTP_DRAIN_WAKE_SECONDS while one is running.
+# OTP_DRAIN_LINGER_SECONDS for more to gather; the flag that keeps sends from publishing a second drain outlives
+# the running drain's last sign of life by OTP_DRAIN_WAKE_SECONDS.
 OTP_DRAIN_BATCH = env.int("OTP_DRAIN_BATCH", default=50)
 OTP_DRAIN_LINGER_SECONDS = env.float("OTP_DRAIN_LINGER_SECONDS", default=0.02)
 OTP_DRAIN_THREADS = env.int("OTP_DRAIN_THREADS", default=8)

@@ -3,7 +3,7 @@
 A send (or a resend, or the redelivery sweep) writes its delivery with the code sealed in it (`sealed_code`), in
 the same statement or transaction as the record, and after the commit calls `deliveries_wake`. The first wake of a
 burst raises a flag in the cache and publishes one `deliveries_drain` job; the sends after it find the flag up and
-publish nothing. The drain claims the oldest waiting deliveries a batch at a time (`OTP_DRAIN_BATCH`), which takes
+publish nothing, for as long as the drain runs (it keeps the flag up; a drain that died lets it expire). The drain claims the oldest waiting deliveries a batch at a time (`OTP_DRAIN_BATCH`), which takes
 their sealed codes out of the table, and delivers them: sandbox ones written together in one statement, live ones
 handed to their providers side by side (`OTP_DRAIN_THREADS`). When nothing is left it lowers the flag and looks
 once more, for a send that committed while the flag was still up.
@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connection, connections
 from django.utils import timezone
 
-from config.cache_flags import flag_lower, flag_raise
+from config.cache_flags import flag_hold, flag_lower, flag_raise
 from config.jobs import publish
 from config.writes import write_together
 from otp_app.models import Delivery
@@ -46,6 +46,8 @@ def deliveries_drain() -> int:
     """Deliver every waiting delivery, a batch at a time, until none is left; how many were claimed."""
     claimed, limit, linger = 0, settings.OTP_DRAIN_BATCH, settings.OTP_DRAIN_LINGER_SECONDS
     while True:
+        # the flag stays up while a drain runs, however long: sends publish no second drain beside this one
+        flag_hold(WAKE_FLAG, settings.OTP_DRAIN_WAKE_SECONDS)
         batch = _claim(limit)
         if not batch and linger:
             time.sleep(linger)  # a pause between two sends of a burst is no reason to stop
