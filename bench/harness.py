@@ -348,13 +348,36 @@ class Bench:
                 self.report(label, self._baselines[key], baseline=None)
         return self._baselines
 
-    def report(self, label: str, figures: Figures, *, baseline: str | None = "db") -> None:
-        """One line: req/s, p50, p95, and the ratios to a baseline ("db", "plain" or None)."""
+    def paired(self, label: str, path: str = "/", *, script: str = "", baseline: str = "db",
+               settle=lambda: None) -> Figures:
+        """The target and a baseline in alternation, one run of each per pair, and the median of the pairs' ratios.
+        The machine's speed drifts over minutes (a shared host): a pair shares its moment, a baseline measured
+        minutes earlier does not. `settle()` runs before each run: work the target left behind (jobs on a worker)
+        must not share the machine with the next one."""
+        pairs = []
+        for i in range(self.args.runs):
+            warmup = 2 if i == 0 else 0
+            settle()
+            base = self.wrk(BASELINES[baseline][0], runs=1, warmup=warmup)
+            settle()
+            pairs.append((base, self.wrk(path, script=script, runs=1, warmup=warmup)))
+        figures = Figures.median([target for _, target in pairs])
+        ratios = sorted(target.rps / base.rps for base, target in pairs)
+        self.report(label, figures, baseline=baseline, base=Figures.median([base for base, _ in pairs]),
+                    ratios=ratios)
+        return figures
+
+    def report(self, label: str, figures: Figures, *, baseline: str | None = "db", base: Figures | None = None,
+               ratios: list[float] | None = None) -> None:
+        """One line: req/s, p50, p95, and the ratios to a baseline ("db", "plain" or None): to `base` and the
+        median of the pairs' `ratios` when paired, else to the baseline measured at the start."""
         text = f"{label:<44} {figures.rps:8.1f} req/s  p50 {figures.p50_ms:7.1f} ms  p95 {figures.p95_ms:7.1f} ms"
         if baseline:
-            base = self.baselines()[baseline]
+            base = base or self.baselines()[baseline]
+            ratio = statistics.median(ratios) if ratios else figures.rps / base.rps
+            paired = f" (median of {len(ratios)} pairs, {ratios[0]:.2f}-{ratios[-1]:.2f})" if ratios else ""
             text += (f"  | {baseline} baseline {base.rps:7.1f} req/s, p95 {base.p95_ms:5.1f} ms: "
-                     f"{figures.rps / base.rps:5.2f}x req/s, {figures.p95_ms / max(base.p95_ms, 0.001):5.2f}x p95")
+                     f"{ratio:5.2f}x req/s{paired}, {figures.p95_ms / max(base.p95_ms, 0.001):5.2f}x p95")
         if figures.non_2xx or figures.socket_errors:
             text += f"  !! {figures.non_2xx} non-2xx, {figures.socket_errors} socket errors"
         if figures.cpu_ms:

@@ -9,8 +9,9 @@ gunicorn with uvicorn workers and the Procfile's Celery workers (delivery always
 production),
 a sandbox key. Send: every request a new recipient and a new idempotency-key. Verify: every request a
 different code record with its right code (records made beforehand, each verified once), once the worker has
-delivered every send, so the two do not share the machine. Prints req/s,
-p50/p95 and the ratios to the 1 read + 1 insert baseline, then the resident memory of each web worker.
+delivered every send, so the two do not share the machine. Send and verify are each measured in pairs with the
+1 read + 1 insert baseline (a run of each in turn, bench/harness.py `paired`); prints req/s, p50/p95 and the
+median of the pairs' ratios, then the resident memory of each web worker.
 Figures and the choices behind them: docs/performance.md.
 """
 import argparse
@@ -94,7 +95,7 @@ def records_to_verify(*, api_key, count: int, path: Path) -> None:
 
 
 def deliveries_drained(timeout: float = 180) -> str:
-    """Wait for the worker to finish the sends' deliveries, so they do not share the machine with verify."""
+    """Wait for the worker to finish the sends' deliveries, so they do not share the machine with the next run."""
     from otp_app.models import Delivery
 
     start = time.monotonic()
@@ -124,17 +125,18 @@ def main() -> None:
         key, raw = otp_key_create(workspace=workspace, mode="test", name="bench")
         auth = lua_string(f"Bearer {raw}")
         codes = bench.data_dir / "verify.txt"
-        seconds = 2 + args.runs * (args.duration + 2)  # the warm-up, then each run and its start-up
+        seconds = 2 * (2 + args.runs * (args.duration + 2))  # warm-ups and runs, verify's and its baseline's
         records_to_verify(api_key=key, count=args.verify_rate * seconds, path=codes)
         bench.serve()
         print(f"connections: {args.db_connections}; delivery on the Procfile's codes worker; "
               f"broker {'Redis' if os.environ.get('REDIS_URL') else 'filesystem'}")
         bench.baselines()
-        bench.report("POST /api/v1/otp/send", bench.wrk(script=SEND_LUA % {"auth": auth}))
+        # every run starts with the worker idle: deliveries left from a send run would slow the baseline after it
+        bench.paired("POST /api/v1/otp/send", script=SEND_LUA % {"auth": auth}, settle=deliveries_drained)
         print(deliveries_drained(), flush=True)
         verify = VERIFY_LUA % {"auth": auth, "path": lua_string(str(codes)), "t0": int(time.time()),
                                "rate": args.verify_rate}
-        bench.report("POST /api/v1/otp/verify", bench.wrk(script=verify))
+        bench.paired("POST /api/v1/otp/verify", script=verify)
         print("web workers after the load: " + ", ".join(bench.worker_memory()))
 
 
