@@ -3,6 +3,8 @@
 alice owns workspace `acme`, bob is a developer there, charlie is an outsider
 with his own workspace (healthchecks' alice/bob/charlie).
 """
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -209,3 +211,39 @@ def redis_down(settings, monkeypatch):
                                    "OPTIONS": {"socket_connect_timeout": timeout, "socket_timeout": timeout}}}
     monkeypatch.setattr(ratelimit, "_last_warning", float("-inf"))  # the next cache error is logged
     return port
+
+
+@pytest.fixture
+def redis_cache(settings):
+    """The cache on the Redis of REDIS_URL (skipped without it), emptied before and after, as production has it."""
+    if not os.environ.get("REDIS_URL"):
+        pytest.skip("needs REDIS_URL (CI sets it)")
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                   "LOCATION": os.environ["REDIS_URL"], "KEY_PREFIX": f"t{os.getpid()}",
+                                   "OPTIONS": {"pool_class": "config.redis_pool.SharedConnectionPool"}}}
+    from django.core.cache import cache
+
+    cache.clear()
+    yield cache
+    cache.clear()
+
+
+def at_once(fn, count: int) -> list:
+    """`fn()` on `count` threads released together; their results (each thread closes its database connection)."""
+    from django.db import connection
+
+    barrier, results = threading.Barrier(count), []
+
+    def run():
+        barrier.wait()
+        try:
+            results.append(fn())
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results

@@ -1,5 +1,4 @@
 """Flags many processes race to raise (config/cache_flags.py), on the tests' cache and on a real Redis."""
-import os
 import time
 
 import pytest
@@ -8,18 +7,13 @@ from config.cache_flags import flag_hold, flag_lower, flag_raise
 
 
 @pytest.fixture(params=["locmem", "redis"])
-def cache(request, settings):
+def cache(request):
+    """The tests' in-memory cache, then a real Redis."""
     if request.param == "redis":
-        if not os.environ.get("REDIS_URL"):
-            pytest.skip("needs REDIS_URL (CI sets it)")
-        settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                       "LOCATION": os.environ["REDIS_URL"], "KEY_PREFIX": f"flags{os.getpid()}",
-                                       "OPTIONS": {"pool_class": "config.redis_pool.SharedConnectionPool"}}}
+        return request.getfixturevalue("redis_cache")
     from django.core.cache import cache
 
-    cache.clear()
-    yield cache
-    cache.clear()
+    return cache
 
 
 def test_the_first_raise_wins_until_the_flag_is_lowered(cache):

@@ -15,6 +15,7 @@ from config.cache_flags import flag_raise
 from otp_app.models import Delivery, OtpRecord, SandboxMessage
 from otp_app.services.drain import WAKE_FLAG
 from otp_app.tasks import deliveries_drain
+from tests.conftest import at_once
 from tests.otp_app.factories import ApiKeyFactory, BalanceFactory
 
 ACCOUNT = "AC0123456789abcdef0123456789abcdef"
@@ -81,20 +82,7 @@ def test_drains_running_at_once_carry_each_code_once(transactional_db, workspace
     raw = "svc_test_drains" + "d" * 30
     ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
     ids = _send_while_a_drain_runs(_client(raw), 40)
-    barrier, claimed = threading.Barrier(3), []
-
-    def drain():
-        barrier.wait()
-        try:
-            claimed.append(deliveries_drain())
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=drain) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    claimed = at_once(deliveries_drain, 3)
     assert sum(claimed) == 40
     assert sorted(SandboxMessage.objects.values_list("record_id", flat=True)) == sorted(ids)
     assert set(Delivery.objects.values_list("status", flat=True)) == {"sent"}

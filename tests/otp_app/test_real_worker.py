@@ -1,7 +1,6 @@
 """A burst of sends → their deliveries through a real Celery worker on Redis, and two concurrent sends with one
 idempotency key on PostgreSQL (the unique constraint, not a read-then-write, stops the second)."""
 import os
-import threading
 import time
 
 import pytest
@@ -10,6 +9,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from otp_app.models import Delivery, OtpRecord, SandboxMessage
+from tests.conftest import at_once
 from tests.otp_app.conftest import PHONE
 from tests.otp_app.factories import ApiKeyFactory
 
@@ -62,23 +62,12 @@ def test_two_concurrent_sends_with_one_idempotency_key_make_one_message(transact
         pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
     raw = "svc_test_race" + "r" * 30
     ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
-    barrier = threading.Barrier(2)
-    results = []
 
     def send():
-        client = _client(raw)
-        barrier.wait()
-        try:
-            results.append(client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json",
-                                       HTTP_IDEMPOTENCY_KEY="0b7e5f8e-8f55-4c59-8ad1-6c1f3e4e9a21"))
-        finally:
-            connection.close()
+        return _client(raw).post("/api/v1/otp/send", {"recipient": PHONE}, format="json",
+                                 HTTP_IDEMPOTENCY_KEY="0b7e5f8e-8f55-4c59-8ad1-6c1f3e4e9a21")
 
-    threads = [threading.Thread(target=send) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = at_once(send, 2)
     assert sorted(r.status_code for r in results) == [200, 201]
     assert len({r.json()["id"] for r in results}) == 1
     assert OtpRecord.objects.count() == 1

@@ -1,5 +1,4 @@
 """Send limits on a real Redis: one pipelined INCR + EXPIRE NX per limit, readable by config.ratelimit."""
-import os
 
 import pytest
 from rest_framework.test import APIClient
@@ -9,20 +8,7 @@ from otp_app.models import OtpRecord
 from tests.otp_app.conftest import PHONE
 from tests.otp_app.factories import ApiKeyFactory
 
-pytestmark = [pytest.mark.integration, pytest.mark.django_db,
-              pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")]
-
-
-@pytest.fixture
-def redis_cache(settings):
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                                   "LOCATION": os.environ["REDIS_URL"], "KEY_PREFIX": f"t{os.getpid()}",
-                                   "OPTIONS": {"pool_class": "config.redis_pool.SharedConnectionPool"}}}
-    from django.core.cache import cache
-
-    cache.clear()
-    yield cache
-    cache.clear()
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]  # the redis_cache fixture skips without REDIS_URL
 
 
 def test_the_fourth_code_to_one_recipient_is_429_and_the_window_expires(redis_cache, workspace, settings):
