@@ -63,6 +63,8 @@ OTP_DRAIN_BATCH = env.int("OTP_DRAIN_BATCH", default=50)
 OTP_DRAIN_LINGER_SECONDS = env.float("OTP_DRAIN_LINGER_SECONDS", default=0.02)
 OTP_DRAIN_THREADS = env.int("OTP_DRAIN_THREADS", default=8)
 OTP_DRAIN_WAKE_SECONDS = env.float("OTP_DRAIN_WAKE_SECONDS", default=5.0)
+# A drain hands over to a new job after this long, so that stopping a worker never waits on an endless one.
+OTP_DRAIN_MAX_SECONDS = env.float("OTP_DRAIN_MAX_SECONDS", default=30.0)
 
 # A delivery still queued this long after it was made (or last retried) lost its job (the broker was down):
 # the beat sweep sends the record a fresh code on a new delivery.

@@ -45,8 +45,9 @@ def deliveries_wake() -> None:
 def deliveries_drain() -> int:
     """Deliver every waiting delivery, a batch at a time, until none is left; how many were claimed."""
     claimed, limit, linger = 0, settings.OTP_DRAIN_BATCH, settings.OTP_DRAIN_LINGER_SECONDS
+    deadline = time.monotonic() + settings.OTP_DRAIN_MAX_SECONDS
     while True:
-        # the flag stays up while a drain runs, however long: sends publish no second drain beside this one
+        # the flag stays up while a drain runs: sends publish no second drain beside this one
         flag_hold(WAKE_FLAG, settings.OTP_DRAIN_WAKE_SECONDS)
         batch = _claim(limit)
         if not batch and linger:
@@ -60,6 +61,11 @@ def deliveries_drain() -> int:
                 return claimed
         claimed += len(batch)
         _deliver(batch)
+        if time.monotonic() > deadline:
+            # hand over to a successor job, so that a worker asked to stop (a deploy) is not held by a drain that
+            # a steady stream of sends would keep going forever; the flag stays up for it
+            publish(DRAIN_TASK)
+            return claimed
         if len(batch) < limit:
             # a short batch: let the next sends gather for a moment, so that one claim and one write carry them
             time.sleep(linger)

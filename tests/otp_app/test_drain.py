@@ -61,6 +61,17 @@ def test_a_burst_waits_sealed_and_one_drain_carries_it_in_batches(workspace, set
 
 
 @pytest.mark.django_db
+def test_a_drain_past_its_time_hands_over_to_a_successor_job(workspace, settings):
+    settings.OTP_DRAIN_BATCH, settings.OTP_DRAIN_MAX_SECONDS = 3, 0
+    raw = "svc_test_handover" + "h" * 30
+    ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
+    ids = _send_while_a_drain_runs(_client(raw), 7)
+    assert deliveries_drain() == 3  # one batch, then its successor (run inline here, as tasks are) goes on
+    assert sorted(SandboxMessage.objects.values_list("record_id", flat=True)) == sorted(ids)
+    assert flag_raise(WAKE_FLAG, 60)  # the last of them found nothing and lowered the flag
+
+
+@pytest.mark.django_db
 def test_a_drain_writes_a_batch_of_sandbox_codes_in_a_few_statements(workspace, django_assert_max_num_queries):
     if connection.vendor != "postgresql":
         pytest.skip("PostgreSQL claims and writes a batch in one statement each (CI sets DATABASE_URL)")
