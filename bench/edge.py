@@ -5,7 +5,7 @@
 A project `site` with a ready production deployment (a 6 KiB index.html, written straight into ARTIFACT_ROOT)
 is served by the edge at `site.localhost`; `/bench/page` (config/bench_views.py) returns the same file's bytes
 from memory. Then the same page with three firewall rules that do not match, and with analytics on (the script
-injected). The goal is edge ≥ 0.8× the plain view. Last, Caddy (from the OS packages, when installed) serving the
+injected). The goal is edge ≥ 0.8× the plain view, each figure measured in pairs with it (bench/harness.py). Last, Caddy (from the OS packages, when installed) serving the
 same artifact folder straight from disk with the routes the platform pushes for a static custom domain
 (`platform_app/services/domains/caddy.py`), against the same plain view.
 """
@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import Bench, Figures, bench_arguments  # noqa: E402
+from bench.harness import Bench, bench_arguments  # noqa: E402
 
 PAGE = ("<!doctype html><html lang=en><head><meta charset=utf-8><title>Bench site</title></head><body><main>"
         + "<p>A deployed page of a static site, about six kilobytes like a small landing page.</p>" * 70
@@ -32,21 +31,7 @@ PAGE = ("<!doctype html><html lang=en><head><meta charset=utf-8><title>Bench sit
 HOST_LUA = 'wrk.headers["Host"] = "site.localhost"\n'
 
 
-def paired(bench, label: str):
-    """Plain view and edge one run each, alternately, so both meet the same load of a shared machine; the
-    median of the per-pair ratios is the figure."""
-    plains, edges = [], []
-    for i in range(bench.args.runs):
-        warmup = 2 if i == 0 else 0
-        plains.append(bench.wrk("/bench/page", runs=1, warmup=warmup))
-        edges.append(bench.wrk(script=HOST_LUA, runs=1, warmup=warmup))
-    plain, edge = Figures.median(plains), Figures.median(edges)
-    bench.report("plain Django view, same bytes", plain, baseline=None)
-    bench.report(label, edge, baseline=None)
-    ratios = sorted(e.rps / p.rps for e, p in zip(edges, plains))
-    print(f"{label} / plain view = {statistics.median(ratios):.2f} (per run: "
-          f"{', '.join(f'{r:.2f}' for r in ratios)}; goal >= 0.8)", flush=True)
-    return plain, edge
+PLAIN_PAGE = ("/bench/page", "plain Django view, same bytes")  # the baseline every figure here is paired with
 
 
 def caddy_direct(bench, deployment) -> None:
@@ -77,20 +62,8 @@ def caddy_direct(bench, deployment) -> None:
                 break
             except OSError:
                 time.sleep(0.1)
-        server_url = bench.url
-        plains, caddys = [], []
-        for i in range(bench.args.runs):
-            warmup = 2 if i == 0 else 0
-            bench.url = server_url
-            plains.append(bench.wrk("/bench/page", runs=1, warmup=warmup))
-            bench.url = f"http://127.0.0.1:{port}"
-            caddys.append(bench.wrk(script=HOST_LUA, runs=1, warmup=warmup))
-        bench.url = server_url
-        bench.report("plain Django view, same bytes", Figures.median(plains), baseline=None)
-        bench.report("Caddy file_server (site.localhost/)", Figures.median(caddys), baseline=None)
-        ratios = sorted(c.rps / p.rps for c, p in zip(caddys, plains))
-        print(f"Caddy's direct static path / plain view = {statistics.median(ratios):.2f} (per run: "
-              f"{', '.join(f'{r:.2f}' for r in ratios)})", flush=True)
+        bench.paired("Caddy file_server (site.localhost/)", script=HOST_LUA, baseline=PLAIN_PAGE,
+                     url=f"http://127.0.0.1:{port}")
     finally:
         caddy.terminate()
         caddy.wait(timeout=10)
@@ -122,7 +95,7 @@ def main() -> None:
         with urllib.request.urlopen(request, timeout=10) as answer:  # the edge serves the page (else HTTPError)
             assert answer.read() == PAGE.encode(), "the edge served other bytes"
         print(f"page: {len(PAGE.encode())} bytes")
-        paired(bench, "edge (site.localhost/)")
+        bench.paired("edge (site.localhost/)", script=HOST_LUA, baseline=PLAIN_PAGE)
 
         for name, conditions in (("office", [{"field": "ip", "op": "cidr", "value": "2001:db8::/32"}]),
                                  ("admin", [{"field": "path", "op": "prefix", "value": "/admin"}]),
@@ -130,7 +103,7 @@ def main() -> None:
             firewall_rule_create(project=project, name=name, action="deny", conditions=conditions)
         analytics_set(project=project, enabled=True)
         # the server's processes see the change within EDGE_LOCAL_CHECK_SECONDS; the warm-up covers it
-        paired(bench, "edge, 3 firewall rules + analytics on")
+        bench.paired("edge, 3 firewall rules + analytics on", script=HOST_LUA, baseline=PLAIN_PAGE)
         caddy_direct(bench, deployment)
 
 

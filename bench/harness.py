@@ -319,15 +319,17 @@ class Bench:
         return [f"pid {pid} {int(rss) / 1024:.0f} MiB" for pid, rss in (line.split() for line in out.splitlines())]
 
     # ---- load
-    def wrk(self, path: str = "/", *, script: str = "", runs: int | None = None, warmup: int = 2) -> Figures:
-        """Median figures of `runs` wrk runs against one path (or the requests of a `lua_requests` script)."""
+    def wrk(self, path: str = "/", *, script: str = "", runs: int | None = None, warmup: int = 2,
+            url: str | None = None) -> Figures:
+        """Median figures of `runs` wrk runs against one path (or the requests of a `lua_requests` script), on this
+        bench's server or the one at `url`."""
         script_path = self.data_dir / f"wrk-{secrets.token_hex(4)}.lua"
         script_path.write_text(script + DONE_LUA)
         results = []
         for i in range(-1 if warmup else 0, runs or self.args.runs):
             duration = warmup if i < 0 else self.args.duration
             cmd = ["wrk", f"-t{self.args.threads}", f"-c{self.args.connections}", f"-d{duration}s", "--latency",
-                   "--timeout", "5s", "-s", str(script_path), self.url + path]
+                   "--timeout", "5s", "-s", str(script_path), (url or self.url) + path]
             groups = {proc.pid: label for label, proc, _ in self.procs}
             before = cpu_snapshot(groups)
             out = subprocess.run(cmd, capture_output=True, text=True, timeout=duration + 60, check=True).stdout
@@ -348,29 +350,33 @@ class Bench:
                 self.report(label, self._baselines[key], baseline=None)
         return self._baselines
 
-    def paired(self, label: str, path: str = "/", *, script: str = "", baseline: str = "db",
-               settle=lambda: None) -> Figures:
+    def paired(self, label: str, path: str = "/", *, script: str = "", baseline: str | tuple[str, str] = "db",
+               url: str | None = None, settle=lambda: None) -> Figures:
         """The target and a baseline in alternation, one run of each per pair, and the median of the pairs' ratios.
         The machine's speed drifts over minutes (a shared host): a pair shares its moment, a baseline measured
-        minutes earlier does not. `settle()` runs before each run: work the target left behind (jobs on a worker)
-        must not share the machine with the next one."""
+        minutes earlier does not. `baseline` is a name of BASELINES or a bench's own (path, label), whose line is
+        printed first; `url` puts the target on another server; `settle()` runs before each run: work the target
+        left behind (jobs on a worker) must not share the machine with the next one."""
+        own = not isinstance(baseline, str)
+        base_path, base_label = baseline if own else BASELINES[baseline]
         pairs = []
         for i in range(self.args.runs):
             warmup = 2 if i == 0 else 0
             settle()
-            base = self.wrk(BASELINES[baseline][0], runs=1, warmup=warmup)
+            base = self.wrk(base_path, runs=1, warmup=warmup)
             settle()
-            pairs.append((base, self.wrk(path, script=script, runs=1, warmup=warmup)))
-        figures = Figures.median([target for _, target in pairs])
-        ratios = sorted(target.rps / base.rps for base, target in pairs)
-        self.report(label, figures, baseline=baseline, base=Figures.median([base for base, _ in pairs]),
-                    ratios=ratios)
+            pairs.append((base, self.wrk(path, script=script, runs=1, warmup=warmup, url=url)))
+        figures, base = Figures.median([target for _, target in pairs]), Figures.median([base for base, _ in pairs])
+        if own:
+            self.report(base_label, base, baseline=None)
+        self.report(label, figures, baseline=base_path if own else baseline, base=base,
+                    ratios=sorted(target.rps / base.rps for base, target in pairs))
         return figures
 
     def report(self, label: str, figures: Figures, *, baseline: str | None = "db", base: Figures | None = None,
                ratios: list[float] | None = None) -> None:
-        """One line: req/s, p50, p95, and the ratios to a baseline ("db", "plain" or None): to `base` and the
-        median of the pairs' `ratios` when paired, else to the baseline measured at the start."""
+        """One line: req/s, p50, p95, and the ratios to a baseline ("db", "plain" or None, named so in the line): to
+        `base` and the median of the pairs' `ratios` when paired, else to the baseline measured at the start."""
         text = f"{label:<44} {figures.rps:8.1f} req/s  p50 {figures.p50_ms:7.1f} ms  p95 {figures.p95_ms:7.1f} ms"
         if baseline:
             base = base or self.baselines()[baseline]
@@ -384,5 +390,6 @@ class Bench:
             cpu = dict(figures.cpu_ms)
             machine, idle = cpu.pop("machine"), cpu.pop("idle")
             groups = ", ".join(f"{group} {ms:.2f}" for group, ms in cpu.items() if ms >= 0.005)
-            text += f"\n    CPU per request: {groups}; machine {machine:.2f} ms (idle {idle:.0f} %)"
+            groups += "; " if groups else ""  # none for a server this bench did not start
+            text += f"\n    CPU per request: {groups}machine {machine:.2f} ms (idle {idle:.0f} %)"
         print(text, flush=True)
