@@ -5,9 +5,10 @@
 A project `site` with a ready production deployment (a 6 KiB index.html, written straight into ARTIFACT_ROOT)
 is served by the edge at `site.localhost`; `/bench/page` (config/bench_views.py) returns the same file's bytes
 from memory. Then the same page with three firewall rules that do not match, and with analytics on (the script
-injected). The goal is edge ≥ 0.8× the plain view, each figure measured in pairs with it (bench/harness.py). Last, Caddy (from the OS packages, when installed) serving the
-same artifact folder straight from disk with the routes the platform pushes for a static custom domain
-(`platform_app/services/domains/caddy.py`), against the same plain view.
+injected). The goal is edge ≥ 0.8× the plain view, each figure measured in pairs with it (bench/harness.py).
+Last, Caddy (from the OS packages, when installed) serving the same artifact folder straight from disk with the
+routes the platform pushes for a static custom domain (`platform_app/services/domains/caddy.py`), against the same
+plain view.
 """
 import argparse
 import json

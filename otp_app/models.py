@@ -86,7 +86,7 @@ class Delivery(models.Model):
     error = models.CharField(max_length=500, blank=True)
     tries = models.PositiveSmallIntegerField(default=0)
     # The code, sealed (otp_app/services/codes.py), from the commit that queues the delivery until a drain claims
-    # it (otp_app/services/delivery.py): the row is the job. Empty once claimed, and for a retry or a fallback,
+    # it (otp_app/services/drain.py): the row is the job. Empty once claimed, and for a retry or a fallback,
     # whose job message carries the sealed code instead.
     sealed_code = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)

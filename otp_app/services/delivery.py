@@ -115,7 +115,8 @@ def delivery_failed(*, delivery: Delivery, error: str) -> Attempt:
     record = OtpRecord.objects.select_for_update().get(pk=delivery.record_id)
     if record.sends != delivery.send_number or record.status != OtpRecord.Status.SENT:
         return Attempt("skipped")
-    tried = set(Delivery.objects.filter(record=record, send_number=delivery.send_number).values_list("channel", flat=True))
+    tried = set(Delivery.objects.filter(record=record, send_number=delivery.send_number)
+                .values_list("channel", flat=True))
     remaining = [c for c in record.route if c not in tried]
     if not remaining:
         record.status = OtpRecord.Status.UNDELIVERABLE

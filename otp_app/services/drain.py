@@ -3,10 +3,11 @@
 A send (or a resend, or the redelivery sweep) writes its delivery with the code sealed in it (`sealed_code`), in
 the same statement or transaction as the record, and after the commit calls `deliveries_wake`. The first wake of a
 burst raises a flag in the cache and publishes one `deliveries_drain` job; the sends after it find the flag up and
-publish nothing, for as long as the drain runs (it keeps the flag up; a drain that died lets it expire). The drain claims the oldest waiting deliveries a batch at a time (`OTP_DRAIN_BATCH`), which takes
-their sealed codes out of the table, and delivers them: sandbox ones written together in one statement, live ones
-handed to their providers side by side (`OTP_DRAIN_THREADS`). When nothing is left it lowers the flag and looks
-once more, for a send that committed while the flag was still up.
+publish nothing, for as long as the drain runs (it keeps the flag up; a drain that died lets it expire). The drain
+claims the oldest waiting deliveries a batch at a time (`OTP_DRAIN_BATCH`), which takes their sealed codes out of
+the table, and delivers them: sandbox ones written together in one statement, live ones handed to their providers
+side by side (`OTP_DRAIN_THREADS`). When nothing is left it lowers the flag and looks once more, for a send that
+committed while the flag was still up.
 
 Why not one job per code: publishing a Celery message was the largest part of a send's own CPU, and consuming
 it (Celery's bookkeeping around the task) more than the delivery itself (docs/performance.md, "One-time codes").

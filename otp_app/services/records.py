@@ -40,16 +40,11 @@ def _replay(row: IdempotencyKey, fingerprint: str) -> SendResult:
 
 
 def _idempotency_row(*, api_key, key) -> IdempotencyKey | None:
-    """This API key's row for an idempotency-key (at most one: unique), with its record. Most sends carry a
-    key and find no row: they ask with a plain cursor, which cost half of what even a raw queryset did; the
-    rare replay then reads the row and its record through the ORM."""
-    q = connection.ops.quote_name
-    sql = f"SELECT {q('id')} FROM {q(IdempotencyKey._meta.db_table)} WHERE {q('api_key_id')} = %s AND {q('key')} = %s"
-    value = IdempotencyKey._meta.get_field("key").get_db_prep_value(key, connection)  # a UUID, or hex on SQLite
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [api_key.pk, value])
-        found = cursor.fetchone()
-    return None if found is None else IdempotencyKey.objects.select_related("record").filter(pk=found[0]).first()
+    """This API key's row for an idempotency-key (at most one: unique), with its record; None without a key. Asked
+    only when a send's write found the key taken or the send was refused: never on a send's usual path."""
+    if key is None:
+        return None
+    return IdempotencyKey.objects.select_related("record").filter(api_key=api_key, key=key).first()
 
 
 def _failed_sql() -> str:
@@ -100,7 +95,7 @@ def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idemp
         return _send(api_key=api_key, recipient=recipient, locale=locale, channel=channel,
                      idempotency_key=idempotency_key, fingerprint=fingerprint)
     except (ValidationFailed, CountryNotAllowed, NoChannel, InsufficientBalance, RateLimited):
-        row = _idempotency_row(api_key=api_key, key=idempotency_key) if idempotency_key is not None else None
+        row = _idempotency_row(api_key=api_key, key=idempotency_key)
         if row is None or _expired(row):
             raise
         return _replay(row, fingerprint)
@@ -126,7 +121,7 @@ def _send(*, api_key, recipient, locale, channel, idempotency_key, fingerprint) 
             return SendResult(record, created=True)
         except IntegrityError:
             # the idempotency-key is taken: by an earlier send, or a concurrent one that committed first
-            row = _idempotency_row(api_key=api_key, key=idempotency_key) if idempotency_key is not None else None
+            row = _idempotency_row(api_key=api_key, key=idempotency_key)
             if row is None:
                 raise  # another constraint: not a race this send can answer
             if not _expired(row):

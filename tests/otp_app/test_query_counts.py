@@ -26,8 +26,8 @@ SEND_QUERIES = 4 if connection.vendor == "postgresql" else 6
 # workspace's routing rules.
 COLD_SEND_QUERIES = SEND_QUERIES + 2
 # A replay (rare) is a send whose statement fails on the taken key (here its savepoint is rolled back too), then
-# reads the idempotency row and its record.
-REPLAY_QUERIES = SEND_QUERIES + 3
+# reads the idempotency row with its record.
+REPLAY_QUERIES = SEND_QUERIES + 2
 # One UPDATE ... RETURNING takes the attempt (no transaction, no lock); the key is cached.
 VERIFY_QUERIES = 1
 
