@@ -44,17 +44,17 @@ def delivery_attempt(*, delivery_id: int, sealed_code: str) -> Attempt:
         delivery = Delivery.objects.select_related("record").get(pk=delivery_id)
     except Delivery.DoesNotExist:
         return Attempt("skipped")
-    ready = _ready(delivery, sealed_code)
+    ready = delivery_message(delivery, sealed_code)
     if isinstance(ready, Attempt):
         return ready
     if delivery.record.mode == "test":
-        outbox, update = _sandbox(delivery, ready)
+        outbox, update = sandbox_rows(delivery, ready)
         write_together(outbox, updates=[update])
         return Attempt("sent")
-    return _live(delivery, ready)
+    return delivery_send(delivery, ready)
 
 
-def _ready(delivery: Delivery, sealed_code: str) -> Message | Attempt:
+def delivery_message(delivery: Delivery, sealed_code: str) -> Message | Attempt:
     """The message this try carries, or how the try ends without one: skipped (the delivery is no longer the
     record's current one) or failed (the seal outlived the code)."""
     if not _current(delivery):
@@ -69,7 +69,7 @@ def _ready(delivery: Delivery, sealed_code: str) -> Message | Attempt:
                    callback_url=_callback_url(delivery))
 
 
-def _live(delivery: Delivery, message: Message) -> Attempt:
+def delivery_send(delivery: Delivery, message: Message) -> Attempt:
     """Hand the message to the channel's provider; charge when it accepts."""
     try:
         provider_id = channels.get(delivery.channel).send(message)
@@ -96,7 +96,7 @@ def _mark_sent(delivery: Delivery, provider_message_id: str) -> list[str]:
     return ["status", "provider_message_id", "tries", "updated_at"]
 
 
-def _sandbox(delivery: Delivery, message: Message) -> tuple[SandboxMessage, tuple[Delivery, list[str]]]:
+def sandbox_rows(delivery: Delivery, message: Message) -> tuple[SandboxMessage, tuple[Delivery, list[str]]]:
     """Test keys: the message lands in the outbox; nothing leaves, nothing is charged. The rows to write: the
     outbox's new one and the delivery's update (a drain writes a whole batch of them in one statement)."""
     record = delivery.record

@@ -28,7 +28,7 @@ from config.cache_flags import flag_hold, flag_lower, flag_raise
 from config.jobs import publish
 from config.writes import write_together
 from otp_app.models import Delivery
-from otp_app.services.delivery import Attempt, _live, _ready, _sandbox, delivery_follow_up
+from otp_app.services.delivery import Attempt, delivery_follow_up, delivery_message, delivery_send, sandbox_rows
 
 logger = logging.getLogger(__name__)
 
@@ -103,11 +103,11 @@ def _deliver(batch: list[tuple[int, str]]) -> None:
         delivery = deliveries.get(pk)
         if delivery is None:
             continue  # its record was deleted meanwhile
-        ready = _ready(delivery, sealed)
+        ready = delivery_message(delivery, sealed)
         if isinstance(ready, Attempt):
             _follow_up(ready, delivery, sealed)
         elif delivery.record.mode == "test":
-            row, update = _sandbox(delivery, ready)
+            row, update = sandbox_rows(delivery, ready)
             outbox.append(row)
             updates.append(update)
         else:
@@ -123,7 +123,7 @@ def _deliver(batch: list[tuple[int, str]]) -> None:
 
 def _deliver_live(delivery, message, sealed) -> None:
     try:
-        attempt = _live(delivery, message)
+        attempt = delivery_send(delivery, message)
     except Exception:  # noqa: BLE001 - one delivery's bug must not cost the batch; the sweep sends a fresh code
         logger.exception("Delivery %s failed unexpectedly; the redelivery sweep will send a fresh code.", delivery.pk)
         return

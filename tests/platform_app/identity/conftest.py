@@ -1,13 +1,12 @@
 """Helpers for the attempt-limit tests: a frozen clock, clients from given addresses, concurrent races."""
-import threading
 import time
 from datetime import UTC, datetime
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
 from platform_app.models import AttemptCounter
+from tests.conftest import at_once
 from tests.factories import PASSWORD
 
 STRANGER, OWNER = "203.0.113.5", "198.51.100.7"
@@ -37,19 +36,4 @@ def counted(key: str) -> int:
 
 def race(n: int, address: str, attempt) -> list[int]:
     """`attempt(client)` from n threads at once, each with its own client (and database connection)."""
-    barrier, statuses = threading.Barrier(n), []
-
-    def run():
-        client = client_from(address)
-        barrier.wait()
-        try:
-            statuses.append(attempt(client).status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run) for _ in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return statuses
+    return at_once(lambda: attempt(client_from(address)).status_code, n)
