@@ -7,44 +7,62 @@ per row plus BEGIN and COMMIT, and atomic as any statement is (foreign keys, whi
 checked at its end). Elsewhere, and for a model somebody listens to with pre_save/post_save, each row is saved
 in turn inside a transaction.
 
+`only_if=(sql, params)` makes the write conditional on a boolean SQL expression read in the same statement
+(elsewhere: first in the same transaction): when it is false nothing is written and write_together returns
+False. A rule such as "fewer than N failed records" then costs no round trip of its own.
+
 The rows may refer to each other only through keys known before the write (a PrefixedIdField draws its id at
 construction); an auto-increment key of a new row is read back and set on its instance. Unlike save(), an
 update whose row is gone changes nothing and raises nothing, and a model must live in one table (no multi-table
 inheritance). The text of each statement is built once per process: building it cost more than running it.
 """
+import re
 from contextlib import nullcontext
 
 from django.db import connections, router, transaction
 from django.db.models import AutoField
 from django.db.models.signals import post_save, pre_save
 
-_STATEMENTS: dict = {}  # (model, update fields or None) -> (text, fields, RETURNING attribute); PostgreSQL only
+# (model, update fields or None, guarded) -> (text, fields, RETURNING attribute); PostgreSQL only
+_STATEMENTS: dict = {}
+GUARD = "(SELECT ok FROM guard)"  # the only_if expression's value, as the guarded statements read it
 
 
-def _statement(model, update_fields, quote) -> tuple[str, list, str | None]:
-    key = (model, update_fields)
+def _statement(model, update_fields, guarded, connection) -> tuple[str, list, str | None]:
+    key = (model, update_fields, guarded)
     if key not in _STATEMENTS:
-        _STATEMENTS[key] = (_update if update_fields else _insert)(model, update_fields, quote)
+        _STATEMENTS[key] = (_update if update_fields else _insert)(model, update_fields, guarded, connection)
     return _STATEMENTS[key]
 
 
-def _insert(model, _, quote):
-    """Every concrete field but an auto-increment key, which is returned."""
-    meta = model._meta
+def _insert(model, _, guarded, connection):
+    """Every concrete field but an auto-increment key, which is returned. Guarded, the row comes from a SELECT
+    whose parameters are cast to their columns' types: unlike VALUES, a SELECT list would take them as text."""
+    meta, quote = model._meta, connection.ops.quote_name
     auto = meta.pk if isinstance(meta.pk, AutoField) else None
     fields = [f for f in meta.concrete_fields if f is not auto]
     columns = ", ".join(quote(f.column) for f in fields)
+    if guarded:
+        row = f"SELECT {', '.join(f'%s::{_param_type(f, connection)}' for f in fields)} WHERE {GUARD}"
+    else:
+        row = f"VALUES ({', '.join(['%s'] * len(fields))})"
     returning = f" RETURNING {quote(auto.column)}" if auto else ""
-    return (f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}){returning}",
-            fields, auto.attname if auto else None)
+    return f"INSERT INTO {quote(meta.db_table)} ({columns}) {row}{returning}", fields, auto.attname if auto else None
 
 
-def _update(model, update_fields, quote):
+def _param_type(field, connection) -> str:
+    # a cast to varchar(n) would cut a long value short, where storing it fails as it should
+    return re.sub(r"^(varchar|character varying)\(\d+\)$", r"\1", field.cast_db_type(connection))
+
+
+def _update(model, update_fields, guarded, connection):
     """The named fields, then the primary key the row is found by."""
-    meta = model._meta
+    meta, quote = model._meta, connection.ops.quote_name
     fields = [meta.get_field(name) for name in update_fields]
     assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
-    return f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s", fields, None
+    condition = f" AND {GUARD}" if guarded else ""
+    return (f"UPDATE {quote(meta.db_table)} SET {assignments} WHERE {quote(meta.pk.column)} = %s{condition}",
+            fields, None)
 
 
 def _saved_one_by_one(obj, new: bool) -> bool:
@@ -55,34 +73,49 @@ def _saved_one_by_one(obj, new: bool) -> bool:
     return pre_save.has_listeners(sender) or post_save.has_listeners(sender) or preset_auto
 
 
-def write_together(*new_rows, updates=()) -> None:
+def write_together(*new_rows, updates=(), only_if: tuple[str, list] | None = None) -> bool:
+    """Write the rows; False when `only_if` was false and nothing was written."""
     updates = [(obj, tuple(fields)) for obj, fields in updates]
     using = router.db_for_write(type((new_rows or updates[0])[0]))
     connection = connections[using]
     if connection.vendor != "postgresql" or any(_saved_one_by_one(obj, True) for obj in new_rows) or any(
             _saved_one_by_one(obj, False) for obj, _ in updates):
         with transaction.atomic(using=using):
+            if only_if is not None:
+                with connection.cursor() as cursor:
+                    cursor.execute(f"SELECT {only_if[0]}", only_if[1])
+                    if not cursor.fetchone()[0]:
+                        return False
             for obj in new_rows:
                 obj.save(force_insert=True, using=using)
             for obj, fields in updates:
                 obj.save(update_fields=fields, using=using)
-        return
-    parts, params, autos = [], [], []
+        return True
+    guarded = only_if is not None
+    parts, params, autos = ([f"guard AS (SELECT {only_if[0]} AS ok)"], list(only_if[1]), []) if guarded else (
+        [], [], [])
     for n, (obj, update_fields) in enumerate([(obj, None) for obj in new_rows] + updates):
-        sql, fields, auto = _statement(type(obj), update_fields, connection.ops.quote_name)
+        sql, fields, auto = _statement(type(obj), update_fields, guarded, connection)
         parts.append(f"s{n} AS ({sql})")
         params += [f.get_db_prep_save(f.pre_save(obj, update_fields is None), connection) for f in fields]
         if update_fields:
             params.append(obj._meta.pk.get_db_prep_value(obj.pk, connection))
         if auto:
             autos.append((obj, auto, f"(SELECT * FROM s{n})"))
-    statement = f"WITH {', '.join(parts)} SELECT {', '.join(expr for *_, expr in autos) or '1'}"
+    selected = [GUARD] if guarded else []
+    selected += [expr for *_, expr in autos]
+    statement = f"WITH {', '.join(parts)} SELECT {', '.join(selected) or '1'}"
     # Inside a caller's transaction a failing statement would spoil it: a savepoint keeps the failure ours.
     with transaction.atomic(using=using) if connection.in_atomic_block else nullcontext():
         with connection.cursor() as cursor:
             cursor.execute(statement, params)
             row = cursor.fetchone()
+    if guarded:
+        ok, *row = row
+        if not ok:
+            return False
     for (obj, attname, _), value in zip(autos, row):
         setattr(obj, attname, value)
     for obj in new_rows:
         obj._state.adding, obj._state.db = False, using
+    return True

@@ -2,7 +2,7 @@
 import uuid
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -65,3 +65,43 @@ def test_updates_store_the_named_fields_of_existing_rows_in_the_same_write(works
     stored = Delivery.objects.get(pk=delivery.pk)
     assert (stored.status, stored.tries, stored.error) == ("sent", 1, "")
     assert SandboxMessage.objects.get(pk=other.pk).record_id == record.pk
+
+
+def _fewer_records_than(n: int) -> tuple[str, list]:
+    return f"(SELECT COUNT(*) FROM {OtpRecord._meta.db_table}) < %s", [n]
+
+
+@pytest.mark.django_db
+def test_a_write_only_if_a_condition_holds_writes_nothing_when_it_does_not(workspace):
+    api_key = ApiKeyFactory(workspace=workspace)
+    record, key_row, delivery = _rows(api_key, uuid.uuid4())
+    assert write_together(record, key_row, delivery, only_if=_fewer_records_than(1)) is True
+    assert Delivery.objects.get(pk=delivery.pk).record_id == record.pk  # auto keys read back after the condition
+    refused = _rows(api_key, uuid.uuid4())
+    assert write_together(*refused, only_if=_fewer_records_than(1)) is False
+    assert (OtpRecord.objects.count(), IdempotencyKey.objects.count(), Delivery.objects.count()) == (1, 1, 1)
+    assert refused[2].pk is None and refused[0]._state.adding
+    delivery.status = "sent"
+    assert write_together(updates=[(delivery, ["status"])], only_if=_fewer_records_than(1)) is False
+    assert Delivery.objects.get(pk=delivery.pk).status == "queued"
+    assert write_together(*_rows(api_key, uuid.uuid4()), only_if=_fewer_records_than(2)) is True
+    assert OtpRecord.objects.count() == 2
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_on_postgresql_the_condition_is_read_by_the_same_statement_and_values_keep_their_checks(workspace):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
+    api_key = ApiKeyFactory(workspace=workspace)
+    with CaptureQueriesContext(connection) as captured:
+        assert write_together(*_rows(api_key, uuid.uuid4()), only_if=_fewer_records_than(5))
+    statements = [q["sql"] for q in captured if q["sql"].startswith("WITH")]
+    assert len(statements) == 1 and "guard" in statements[0]
+    stored = OtpRecord.objects.get()
+    assert (stored.route, stored.attempts_left, stored.mode) == (["sms"], 5, "test")  # JSON, integer, text
+    record, key_row, delivery = _rows(api_key, uuid.uuid4())
+    record.recipient = "+1" + "5" * 300  # longer than its column: refused, as an INSERT of VALUES would be
+    with pytest.raises(DataError):
+        write_together(record, key_row, delivery, only_if=_fewer_records_than(5))
+    assert OtpRecord.objects.count() == 1

@@ -52,26 +52,26 @@ def _failed_sql() -> str:
     table, recipient, workspace, status, created = (q(n) for n in (
         OtpRecord._meta.db_table, "recipient", "workspace_id", "status", "created_at"))
     # counts no further than the limit: the (recipient, status) index answers it
-    return (f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {recipient} = %s AND {workspace} = %s "
-            f"AND {status} = %s AND {created} >= %s LIMIT %s) AS failed")
+    return (f"(SELECT COUNT(*) FROM (SELECT 1 FROM {table} WHERE {recipient} = %s AND {workspace} = %s "
+            f"AND {status} = %s AND {created} >= %s LIMIT %s) AS failed) < %s")
 
 
-def _failed_records_reach(*, workspace_id: str, recipient: str, limit: int) -> bool:
-    """Whether the recipient has `limit` or more FAILED records in this workspace created in the last 24 h.
-    Written by hand because every send asks: Django spent four times the statement's own cost compiling it."""
+def _fewer_failed_records(*, workspace_id: str, recipient: str) -> tuple[str, list]:
+    """The rule a send's write is conditional on: fewer than OTP_FAILED_RECORDS_PER_RECIPIENT FAILED records of
+    this recipient in this workspace created in the last 24 h. Read by the write's own statement, so it costs no
+    round trip; written by hand because Django spent four times the statement's own cost compiling it."""
+    limit = max(settings.OTP_FAILED_RECORDS_PER_RECIPIENT, 0)
     since = connection.ops.adapt_datetimefield_value(timezone.now() - timedelta(hours=24))
-    with connection.cursor() as cursor:
-        cursor.execute(_failed_sql(), [recipient, workspace_id, Status.FAILED.value, since, max(limit, 0)])
-        return cursor.fetchone()[0] >= limit
+    return _failed_sql(), [recipient, workspace_id, Status.FAILED.value, since, limit, limit]
+
+
+def _recipient_blocked() -> RateLimited:
+    return RateLimited("Too many failed verifications for this recipient; try again tomorrow.",
+                       code="recipient_blocked", retry_after=3600)
 
 
 def _send_limits(*, api_key, recipient: str) -> list[Limit]:
-    """Refuse a recipient with too many failed codes, then count the send against the volume limits; the limits
-    counted."""
-    if _failed_records_reach(workspace_id=api_key.workspace_id, recipient=recipient,
-                             limit=settings.OTP_FAILED_RECORDS_PER_RECIPIENT):
-        raise RateLimited("Too many failed verifications for this recipient; try again tomorrow.",
-                          code="recipient_blocked", retry_after=3600)
+    """Count the send against the volume limits; the limits counted."""
     limits = [
         Limit(f"otp:key:{api_key.pk}", settings.OTP_SENDS_PER_KEY_PER_MINUTE, 60,
               "Too many sends with this key; slow down."),
@@ -118,6 +118,9 @@ def _send(*, api_key, recipient, locale, channel, idempotency_key, fingerprint) 
         try:
             record = _record_create(api_key=api_key, recipient=recipient, locale=locale, route=route,
                                     idempotency_key=idempotency_key, fingerprint=fingerprint)
+            if record is None:  # the recipient has too many failed codes: nothing was written
+                ratelimit.give_back(limits)
+                raise _recipient_blocked()
             return SendResult(record, created=True)
         except IntegrityError:
             # the idempotency-key is taken: by an earlier send, or a concurrent one that committed first
@@ -132,7 +135,9 @@ def _send(*, api_key, recipient, locale, channel, idempotency_key, fingerprint) 
     raise Conflict("This idempotency-key is being taken by another request; retry.", code="idempotency_conflict")
 
 
-def _record_create(*, api_key, recipient, locale, route, idempotency_key, fingerprint) -> OtpRecord:
+def _record_create(*, api_key, recipient, locale, route, idempotency_key, fingerprint) -> OtpRecord | None:
+    """The new record, its idempotency key and its delivery, written by one statement unless the recipient has
+    too many failed codes (None)."""
     now = timezone.now()
     record = OtpRecord(api_key=api_key, workspace=api_key.workspace, mode=api_key.mode, recipient=recipient,
                        locale=locale, channel=route[0], route=route, attempts_left=settings.OTP_MAX_ATTEMPTS,
@@ -143,7 +148,10 @@ def _record_create(*, api_key, recipient, locale, route, idempotency_key, finger
     if idempotency_key is not None:
         rows.append(IdempotencyKey(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record))
     delivery = Delivery(record=record, send_number=1, channel=route[0], sealed_code=code_seal(code))
-    write_together(*rows, delivery)  # all or none: a key taken meanwhile leaves no record behind
+    # all or none: a key taken meanwhile leaves no record behind
+    if not write_together(*rows, delivery, only_if=_fewer_failed_records(workspace_id=api_key.workspace_id,
+                                                                        recipient=recipient)):
+        return None
     transaction.on_commit(deliveries_wake)
     return record
 
