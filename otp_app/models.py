@@ -44,14 +44,15 @@ class OtpRecord(models.Model):
         UNDELIVERABLE = "undeliverable"
 
     id = PrefixedIdField(prefix="otp")
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="records")
-    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_records")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="records", db_index=False)
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_records",
+                                  db_index=False)
     mode = models.CharField(max_length=8, choices=ApiKey.Mode.choices)
-    recipient = models.CharField(max_length=254, db_index=True)
+    recipient = models.CharField(max_length=254)
     locale = models.CharField(max_length=8, default="en")
     channel = models.CharField(max_length=16, help_text="channel of the latest delivery attempt")
     route = models.JSONField(default=list, help_text="channels to try, in order")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SENT, db_index=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.SENT)
     code_hash = models.CharField(max_length=64)
     attempts_left = models.PositiveSmallIntegerField()
     sends = models.PositiveSmallIntegerField(default=1)
@@ -62,7 +63,11 @@ class OtpRecord(models.Model):
 
     class Meta:
         ordering = ("-created_at",)
-        indexes = [models.Index(fields=["status", "expires_at"]), models.Index(fields=["recipient", "status"])]
+        # Every send writes a record, so it carries only the indexes a query uses (docs/otp.md, "Indexes"):
+        # the expiry sweep, the failed-records rule, a workspace's list, the key's cascade.
+        indexes = [models.Index(fields=["status", "expires_at"]), models.Index(fields=["recipient", "status"]),
+                   models.Index(fields=["workspace", "created_at", "id"], name="otp_record_workspace_list"),
+                   models.Index(fields=["api_key"], name="otp_record_api_key")]
         verbose_name = "OTP record"
 
     def __str__(self):
@@ -78,11 +83,11 @@ class Delivery(models.Model):
         DELIVERED = "delivered"
         FAILED = "failed"
 
-    record = models.ForeignKey(OtpRecord, on_delete=models.CASCADE, related_name="deliveries")
+    record = models.ForeignKey(OtpRecord, on_delete=models.CASCADE, related_name="deliveries", db_index=False)
     send_number = models.PositiveSmallIntegerField(help_text="which send of the record (1 = first, 2+ = resends)")
     channel = models.CharField(max_length=16)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    provider_message_id = models.CharField(max_length=100, blank=True, db_index=True)
+    provider_message_id = models.CharField(max_length=100, blank=True)
     error = models.CharField(max_length=500, blank=True)
     tries = models.PositiveSmallIntegerField(default=0)
     # The code, sealed (otp_app/services/codes.py), from the commit that queues the delivery until a drain claims
@@ -96,7 +101,9 @@ class Delivery(models.Model):
         ordering = ("created_at", "pk")
         verbose_name_plural = "deliveries"
         # only the rows waiting for a drain: a claim reads a few index entries, however large the table grows
-        indexes = [models.Index(fields=["id"], condition=~models.Q(sealed_code=""), name="otp_delivery_pending")]
+        indexes = [models.Index(fields=["id"], condition=~models.Q(sealed_code=""), name="otp_delivery_pending"),
+                   models.Index(fields=["record"], name="otp_delivery_record"),
+                   models.Index(fields=["provider_message_id"], name="otp_delivery_provider_id")]
 
     def __str__(self):
         return f"{self.record_id} via {self.channel}: {self.status}"
@@ -106,14 +113,16 @@ class IdempotencyKey(models.Model):
     """The first response to an `idempotency-key`, per API key; the unique constraint is what makes
     two concurrent sends with one key produce one message."""
 
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+", db_index=False)
     key = models.UUIDField()
     request_hash = models.CharField(max_length=64)
-    record = models.ForeignKey(OtpRecord, on_delete=models.CASCADE, related_name="+")
+    record = models.ForeignKey(OtpRecord, on_delete=models.CASCADE, related_name="+", db_index=False)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
+        # the unique constraint also serves the key's lookups and cascade (api_key leads it)
         constraints = [models.UniqueConstraint(fields=["api_key", "key"], name="otp_idempotency_unique")]
+        indexes = [models.Index(fields=["record"], name="otp_idempotency_record")]
 
 
 class Balance(models.Model):
@@ -142,16 +151,19 @@ class Charge(models.Model):
 class SandboxMessage(models.Model):
     """What a test key's send would have delivered, kept for the sandbox outbox."""
 
-    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="sandbox_messages")
-    record = models.ForeignKey(OtpRecord, on_delete=models.CASCADE, related_name="+")
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="sandbox_messages", db_index=False)
+    record = models.ForeignKey(OtpRecord, on_delete=models.CASCADE, related_name="+", db_index=False)
     channel = models.CharField(max_length=16)
     recipient = models.CharField(max_length=254)
     text = models.TextField()
     code = models.CharField(max_length=6)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ("-created_at", "-pk")
+        # a key's outbox, newest first, and a workspace's month through its keys
+        indexes = [models.Index(fields=["api_key", "created_at", "id"], name="otp_sandbox_key_outbox"),
+                   models.Index(fields=["record"], name="otp_sandbox_record")]
 
 
 class RoutingRule(models.Model):
