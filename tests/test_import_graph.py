@@ -44,8 +44,20 @@ def _known(target: str, modules: dict[str, Path]) -> str | None:
     return None
 
 
+def _parse(path: Path) -> ast.Module:
+    """CPython 3.11 (before 3.11.8) keeps one AST recursion counter per interpreter, not per thread (gh-106905):
+    when another thread builds an AST at the same moment (3.11's traceback formatting parses the failing line, so
+    any thread logging an exception does), ast.parse can fail with a spurious SystemError. It is a race, not a
+    property of the file: parse again."""
+    source = path.read_text()
+    try:
+        return ast.parse(source, filename=str(path))
+    except SystemError:
+        return ast.parse(source, filename=str(path))
+
+
 def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = _parse(path)
     found = set()
     for node in ast.walk(tree):  # the whole tree: imports inside functions and classes count too
         if isinstance(node, ast.Import):

@@ -16,3 +16,9 @@ OUTBOUND_DNS_SERVERS = ["127.0.0.1:9"]
 # Static files from the apps' folders, as in development (no collectstatic before the suite).
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # The test database in a file, not Django's default shared-cache memory database: there a thread that meets
+    # another thread's table lock fails at once ("database table is locked"), where a file waits for the lock
+    # (base settings' timeout), as the embedded default does for web, worker and beat.
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}  # noqa: F405
