@@ -20,5 +20,8 @@ WHITENOISE_AUTOREFRESH = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # The test database in a file, not Django's default shared-cache memory database: there a thread that meets
     # another thread's table lock fails at once ("database table is locked"), where a file waits for the lock
-    # (base settings' timeout), as the embedded default does for web, worker and beat.
+    # (base settings' timeout), as the embedded default does for web, worker and beat. Not in WAL mode: Django
+    # deletes the file after the run but not a write-ahead log a thread's connection left open, which a new file
+    # of the same name would then replay.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test.sqlite3")}  # noqa: F405
+    DATABASES["default"]["OPTIONS"]["init_command"] = "PRAGMA synchronous=OFF;"  # noqa: F405
