@@ -52,12 +52,15 @@ if DATABASES["default"]["ENGINE"] == "config.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
         "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=3))
     # Parameters travel apart from the statement text (psycopg's server-side binding) instead of being quoted into
-    # it in Python, and a statement a connection runs again and again is prepared once (psycopg prepares it at its
-    # fifth run). Measured: a send's CPU 7.6 -> 6.3 ms across the machine (docs/performance.md). On with the pool;
-    # off behind PgBouncer in transaction mode (DATABASE_POOL=false), where a prepared statement would be looked
-    # for on another server connection.
+    # it in Python (a send's CPU 7.6 -> 6.3 ms across the machine), and a statement a connection runs again and
+    # again is parsed and planned once: psycopg prepares it at its DATABASE_PREPARE_THRESHOLD-th run (Django
+    # turns that off unless asked). docs/performance.md, "Database connections". Both on with the pool; off behind
+    # PgBouncer in transaction mode (DATABASE_POOL=false), where a prepared statement would be looked for on
+    # another server connection.
     DATABASES["default"]["OPTIONS"]["server_side_binding"] = env.bool(
         "DATABASE_SERVER_SIDE_BINDING", default=env.bool("DATABASE_POOL", default=True))
+    if DATABASES["default"]["OPTIONS"]["server_side_binding"]:
+        DATABASES["default"]["OPTIONS"]["prepare_threshold"] = env.int("DATABASE_PREPARE_THRESHOLD", default=5)
 HEALTH_DATABASE_TIMEOUT_SECONDS = env.float("HEALTH_DATABASE_TIMEOUT_SECONDS", default=1.0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
