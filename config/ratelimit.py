@@ -72,9 +72,10 @@ def hits(key: str, window: int, *, fail_closed: bool = False) -> int:
         return 0
 
 
-def _incr_many(windows: list[tuple[str, int]]) -> list[int]:
+def _incr_many(windows: list[tuple[str, int]], peek: str = "") -> list[int]:
     """Count one event in each (cache key, seconds left) window. On Redis: INCR and EXPIRE NX per window, all in
-    one pipelined round trip; elsewhere (tests, the embedded default) add + incr per window."""
+    one pipelined round trip; elsewhere (tests, the embedded default) add + incr per window. With `peek`, the
+    last item is whether that cache key holds a value, read in the same round trip."""
     backend = caches["default"]
     if isinstance(backend, RedisCache):
         names = [backend.make_and_validate_key(k) for k, _ in windows]
@@ -82,7 +83,10 @@ def _incr_many(windows: list[tuple[str, int]]) -> list[int]:
         for name, (_, remaining) in zip(names, windows):
             pipe.incr(name)
             pipe.expire(name, remaining + 1, nx=True)
-        return [int(count) for count in pipe.execute()[::2]]
+        if peek:
+            pipe.exists(backend.make_and_validate_key(peek))
+        replies = pipe.execute()
+        return [int(count) for count in replies[:2 * len(windows):2]] + ([bool(replies[-1])] if peek else [])
     counts = []
     for k, remaining in windows:
         cache.add(k, 0, timeout=remaining + 1)
@@ -91,6 +95,8 @@ def _incr_many(windows: list[tuple[str, int]]) -> list[int]:
         except ValueError:  # expired between add and incr
             cache.set(k, 1, timeout=remaining + 1)
             counts.append(1)
+    if peek:
+        counts.append(cache.get(peek) is not None)
     return counts
 
 
@@ -113,20 +119,22 @@ class Limit:
     extra: dict = field(default_factory=dict)  # RateLimited keyword arguments, e.g. `code`
 
 
-def consume_all(limits: list[Limit], *, fail_closed: bool = False) -> None:
+def consume_all(limits: list[Limit], *, fail_closed: bool = False, peek: str = "") -> bool:
     """Count one event against every limit in one round trip; the first limit that goes over refuses it (429),
-    and the limits after it are given their count back, as if counted one after the other."""
+    and the limits after it are given their count back, as if counted one after the other. `peek` names a cache
+    key read in the same round trip: whether it held a value (False when the cache is down)."""
     windows = [_window(lim.key, lim.window) for lim in limits]
     try:
-        counts = _cached(_incr_many, windows)
+        counts = _cached(_incr_many, windows, peek)
     except _CacheDown:
         if fail_closed:
             raise _unavailable()
-        return
+        return False
     for i, (count, lim) in enumerate(zip(counts, limits)):
         if count > lim.limit:
             _uncount([k for k, _ in windows[i + 1:]])
             raise RateLimited(lim.message, retry_after=windows[i][1], **lim.extra)
+    return bool(peek) and counts[-1]
 
 
 def give_back(limits: list[Limit]) -> None:

@@ -230,18 +230,23 @@ def redis_cache(settings):
 
 def at_once(fn, count: int) -> list:
     """`fn()` on `count` threads released together; their results (each thread closes its database connection)."""
+    return all_at_once([fn] * count)
+
+
+def all_at_once(calls: list) -> list:
+    """Each of `calls` on a thread of its own, released together; their results, in the order they finished."""
     from django.db import connection
 
-    barrier, results = threading.Barrier(count), []
+    barrier, results = threading.Barrier(len(calls)), []
 
-    def run():
+    def run(call):
         barrier.wait()
         try:
-            results.append(fn())
+            results.append(call())
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=run) for _ in range(count)]
+    threads = [threading.Thread(target=run, args=(call,)) for call in calls]
     for t in threads:
         t.start()
     for t in threads:

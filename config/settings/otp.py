@@ -63,6 +63,9 @@ OTP_DRAIN_BATCH = env.int("OTP_DRAIN_BATCH", default=50)
 OTP_DRAIN_LINGER_SECONDS = env.float("OTP_DRAIN_LINGER_SECONDS", default=0.02)
 OTP_DRAIN_THREADS = env.int("OTP_DRAIN_THREADS", default=8)
 OTP_DRAIN_WAKE_SECONDS = env.float("OTP_DRAIN_WAKE_SECONDS", default=5.0)
+# A send that saw the flag up before writing and committed within this long publishes nothing and raises nothing:
+# the drain, after lowering the flag, looks once more this long later (deliveries_wake). 0: every send raises.
+OTP_DRAIN_WAKE_GRACE_SECONDS = env.float("OTP_DRAIN_WAKE_GRACE_SECONDS", default=0.1)
 # A drain hands over to a new job after this long, so that stopping a worker never waits on an endless one.
 OTP_DRAIN_MAX_SECONDS = env.float("OTP_DRAIN_MAX_SECONDS", default=30.0)
 

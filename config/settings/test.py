@@ -5,6 +5,7 @@ DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 CELERY_TASK_ALWAYS_EAGER = True
 OTP_DRAIN_LINGER_SECONDS = 0  # a drain runs inline after each send: no waiting for more to gather
+OTP_DRAIN_WAKE_GRACE_SECONDS = 0  # nor for a send that saw it running (tests/otp_app/test_drain.py sets one)
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 # Tests reach their own local servers (Git over HTTP, pytest-httpserver) on loopback, over plain http.

@@ -36,9 +36,16 @@ DRAIN_TASK = "otp_app.tasks.deliveries_drain"  # published by name: tasks import
 WAKE_FLAG = "otp:deliveries:wake"
 
 
-def deliveries_wake() -> None:
+def deliveries_wake(*, drain_seen_at: float | None = None) -> None:
     """Make sure a drain runs soon (after the commit that queued deliveries). A publish the broker refuses leaves
-    the deliveries waiting for the beat sweep's wake-up."""
+    the deliveries waiting for the beat sweep's wake-up.
+
+    `drain_seen_at`: when the caller saw the wake flag up, before it wrote (a send reads the flag in the round
+    trip that counts its rate limits). A drain was then running or about to; it lowers the flag only when it
+    finds nothing, and looks once more OTP_DRAIN_WAKE_GRACE_SECONDS after that. So a caller that committed
+    within that grace of seeing the flag up is carried by that drain, and needs no round trip of its own."""
+    if drain_seen_at is not None and time.monotonic() - drain_seen_at < settings.OTP_DRAIN_WAKE_GRACE_SECONDS:
+        return
     if flag_raise(WAKE_FLAG, settings.OTP_DRAIN_WAKE_SECONDS):
         publish(DRAIN_TASK)
 
@@ -55,8 +62,10 @@ def deliveries_drain() -> int:
             time.sleep(linger)  # a pause between two sends of a burst is no reason to stop
             batch = _claim(limit)
         if not batch:
-            # a send that committed before the flag came down saw it up and published nothing: look once more
+            # a send that committed before the flag came down saw it up and published nothing, and one that saw
+            # it up before writing may commit up to the grace later (deliveries_wake): look once more after it
             flag_lower(WAKE_FLAG)
+            time.sleep(settings.OTP_DRAIN_WAKE_GRACE_SECONDS)
             batch = _claim(limit)
             if not batch:
                 return claimed

@@ -1,6 +1,8 @@
 """The rules of a code's life: send, verify, resend, expire."""
+import functools
 import hashlib
 import json
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -14,7 +16,7 @@ from config.writes import write_together
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
 from otp_app.services.codes import code_hash, code_new, code_seal
-from otp_app.services.drain import deliveries_wake
+from otp_app.services.drain import WAKE_FLAG, deliveries_wake
 from otp_app.services.errors import (Conflict, CountryNotAllowed, InsufficientBalance, NoChannel, NotFound, RateLimited,
                                      ValidationFailed)
 from otp_app.services.routing import recipient_normalize, route_for
@@ -70,8 +72,9 @@ def _recipient_blocked() -> RateLimited:
                        code="recipient_blocked", retry_after=3600)
 
 
-def _send_limits(*, api_key, recipient: str) -> list[Limit]:
-    """Count the send against the volume limits; the limits counted."""
+def _send_limits(*, api_key, recipient: str) -> tuple[list[Limit], float | None]:
+    """Count the send against the volume limits, and look at the delivery drain's wake flag in the same round
+    trip: the limits counted, and when the flag was seen up (monotonic time, taken before asking) or None."""
     limits = [
         Limit(f"otp:key:{api_key.pk}", settings.OTP_SENDS_PER_KEY_PER_MINUTE, 60,
               "Too many sends with this key; slow down."),
@@ -79,8 +82,9 @@ def _send_limits(*, api_key, recipient: str) -> list[Limit]:
               settings.OTP_SENDS_PER_RECIPIENT_WINDOW, "Too many codes sent to this recipient; try later.",
               {"code": "recipient_rate_limited"}),
     ]
-    ratelimit.consume_all(limits)
-    return limits
+    asked_at = time.monotonic()
+    flag_up = ratelimit.consume_all(limits, peek=WAKE_FLAG)
+    return limits, asked_at if flag_up else None
 
 
 def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idempotency_key=None,
@@ -113,11 +117,12 @@ def _send(*, api_key, recipient, locale, channel, idempotency_key, fingerprint) 
                       channel=channel)
     if api_key.mode == "live" and not balance_services.balance_covers(workspace=api_key.workspace, channel=route[0]):
         raise InsufficientBalance()
-    limits = _send_limits(api_key=api_key, recipient=recipient)
+    limits, drain_seen_at = _send_limits(api_key=api_key, recipient=recipient)
     for _ in range(2):  # a second time only after dropping an expired key
         try:
             record = _record_create(api_key=api_key, recipient=recipient, locale=locale, route=route,
-                                    idempotency_key=idempotency_key, fingerprint=fingerprint)
+                                    idempotency_key=idempotency_key, fingerprint=fingerprint,
+                                    drain_seen_at=drain_seen_at)
             if record is None:  # the recipient has too many failed codes: nothing was written
                 ratelimit.give_back(limits)
                 raise _recipient_blocked()
@@ -135,9 +140,10 @@ def _send(*, api_key, recipient, locale, channel, idempotency_key, fingerprint) 
     raise Conflict("This idempotency-key is being taken by another request; retry.", code="idempotency_conflict")
 
 
-def _record_create(*, api_key, recipient, locale, route, idempotency_key, fingerprint) -> OtpRecord | None:
+def _record_create(*, api_key, recipient, locale, route, idempotency_key, fingerprint,
+                   drain_seen_at=None) -> OtpRecord | None:
     """The new record, its idempotency key and its delivery, written by one statement unless the recipient has
-    too many failed codes (None)."""
+    too many failed codes (None). `drain_seen_at`: when the drain's wake flag was seen up (deliveries_wake)."""
     now = timezone.now()
     record = OtpRecord(api_key=api_key, workspace=api_key.workspace, mode=api_key.mode, recipient=recipient,
                        locale=locale, channel=route[0], route=route, attempts_left=settings.OTP_MAX_ATTEMPTS,
@@ -152,7 +158,7 @@ def _record_create(*, api_key, recipient, locale, route, idempotency_key, finger
     if not write_together(*rows, delivery, only_if=_fewer_failed_records(workspace_id=api_key.workspace_id,
                                                                         recipient=recipient)):
         return None
-    transaction.on_commit(deliveries_wake)
+    transaction.on_commit(functools.partial(deliveries_wake, drain_seen_at=drain_seen_at))
     return record
 
 

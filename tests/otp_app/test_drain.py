@@ -6,14 +6,15 @@ import time
 from urllib.parse import parse_qs
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from pytest_httpserver import HTTPServer
 from rest_framework.test import APIClient
 from werkzeug.wrappers import Response as WzResponse
 
-from config.cache_flags import flag_raise
+from config.cache_flags import flag_lower, flag_raise
 from otp_app.models import Delivery, OtpRecord, SandboxMessage
-from otp_app.services.drain import WAKE_FLAG
+from otp_app.services.drain import WAKE_FLAG, deliveries_wake
 from otp_app.tasks import deliveries_drain
 from tests.conftest import at_once
 from tests.otp_app.factories import ApiKeyFactory, BalanceFactory
@@ -139,3 +140,63 @@ def test_live_codes_of_a_batch_go_to_the_provider_side_by_side(transactional_db,
     assert set(Delivery.objects.values_list("status", flat=True)) == {"sent"}
     assert len(set(Delivery.objects.values_list("provider_message_id", flat=True))) == 4
     assert set(OtpRecord.objects.values_list("status", flat=True)) == {"sent"}
+
+
+def _redis_calls(cache, command: str) -> int:
+    from config.redis_pool import cache_client
+
+    return cache_client(cache).info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0)
+
+
+@pytest.mark.django_db
+def test_a_send_that_saw_the_drain_running_asks_the_cache_nothing_more(workspace, settings, redis_cache,
+                                                                       django_capture_on_commit_callbacks):
+    """The wake flag is read in the round trip that counts the rate limits; seen up, and the write committed
+    within the grace, the send neither raises it nor publishes: the running drain looks again after lowering
+    it. With no grace every send tries to raise it."""
+    raw = "svc_test_grace" + "g" * 30
+    ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
+    client = _client(raw)
+    calls = {}
+    for grace in (0, 5):
+        settings.OTP_DRAIN_WAKE_GRACE_SECONDS = grace
+        before = _redis_calls(redis_cache, "set"), _redis_calls(redis_cache, "exists")
+        with django_capture_on_commit_callbacks(execute=True):  # the wake-up after each send's commit
+            _send_while_a_drain_runs(client, 3)  # raises the flag itself first: one SET
+        calls[grace] = (_redis_calls(redis_cache, "set") - before[0], _redis_calls(redis_cache, "exists") - before[1])
+        assert deliveries_drain() == 3
+    assert calls == {0: (1 + 3, 3), 5: (1, 3)}
+    assert SandboxMessage.objects.count() == 6
+
+
+@pytest.mark.django_db
+def test_a_send_that_saw_the_flag_up_too_long_ago_wakes_a_drain_itself(workspace, settings):
+    """Its write took longer than the grace: the drain it saw may have looked for the last time already."""
+    settings.OTP_DRAIN_WAKE_GRACE_SECONDS = 0.05
+    raw = "svc_test_late" + "l" * 30
+    ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
+    _send_while_a_drain_runs(_client(raw), 1)
+    flag_lower(WAKE_FLAG)  # that drain finished without it
+    deliveries_wake(drain_seen_at=time.monotonic() - 1)  # the flag is down: raised, and a drain runs (eager)
+    assert Delivery.objects.get().status == "sent" and SandboxMessage.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_drain_looks_once_more_a_grace_after_lowering_the_flag(workspace, settings):
+    """A code written by a send that saw the flag up, committing after the drain lowered it, is still carried
+    by that drain: its last look comes OTP_DRAIN_WAKE_GRACE_SECONDS after the lowering."""
+    settings.OTP_DRAIN_WAKE_GRACE_SECONDS = 1.0
+    raw = "svc_test_last" + "z" * 30
+    ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
+    assert flag_raise(WAKE_FLAG, 60)
+    carried = []
+    drain = threading.Thread(target=lambda: carried.append(deliveries_drain()))
+    drain.start()
+    deadline = time.monotonic() + 5
+    while cache.get(WAKE_FLAG) is not None:  # nothing waits: the drain lowers the flag
+        assert time.monotonic() < deadline, "the drain never lowered the flag"
+        time.sleep(0.005)
+    ids = _send_while_a_drain_runs(_client(raw), 1)  # sees the flag up again, as a send that read it earlier would
+    drain.join(timeout=10)
+    assert carried == [1]
+    assert SandboxMessage.objects.get().record_id == ids[0]

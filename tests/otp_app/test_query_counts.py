@@ -1,6 +1,6 @@
 """What one send and one verify cost in SQL statements, through the HTTP API. Delivery runs on the worker in
 production, so the send's own request is measured without it (on-commit callbacks are not run here)."""
-import threading
+import functools
 from datetime import timedelta
 
 import pytest
@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord, SandboxMessage
 from otp_app.services.codes import code_hash
+from tests.conftest import all_at_once
 from tests.otp_app.conftest import PHONE
 from tests.otp_app.factories import ApiKeyFactory
 
@@ -109,24 +110,14 @@ def test_a_new_prefixed_id_row_is_one_insert(workspace, django_assert_num_querie
     assert key.pk.startswith("key_") and ApiKey.objects.filter(pk=key.pk).exists()
 
 
+def _verify(record_id: str, code: str):
+    api = APIClient()  # a client per thread, as two integrators would have
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {RAW}")
+    return api.post("/api/v1/otp/verify", {"id": record_id, "code": code}, format="json")
+
+
 def _verify_concurrently(codes: list[str], record_id: str) -> list:
-    barrier, results = threading.Barrier(len(codes)), []
-
-    def verify(code):
-        api = APIClient()
-        api.credentials(HTTP_AUTHORIZATION=f"Bearer {RAW}")
-        barrier.wait()
-        try:
-            results.append(api.post("/api/v1/otp/verify", {"id": record_id, "code": code}, format="json"))
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=verify, args=(code,)) for code in codes]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
+    return all_at_once([functools.partial(_verify, record_id, code) for code in codes])
 
 
 @pytest.mark.postgres

@@ -1,10 +1,11 @@
 """Two concurrent despatches that together exceed the stock: exactly one succeeds (PostgreSQL)."""
-import threading
+import functools
 from datetime import date, timedelta
 
 import pytest
 from django.db import connection
 
+from tests.conftest import all_at_once
 from tests.factories import UserFactory
 from tests.warehouse_app.conftest import logged_in
 from tests.warehouse_app.factories import BookingFactory, FacilityFactory, MovementFactory, QuoteFactory
@@ -25,21 +26,11 @@ def test_concurrent_despatches_cannot_exceed_on_hand(transactional_db):
                              status="active")
     MovementFactory(booking=booking, kind="receipt", quantity=10)
     clients = [logged_in(customer), logged_in(customer)]
-    barrier = threading.Barrier(2)
-    statuses = []
 
     def despatch(client):
-        barrier.wait()
-        try:
-            statuses.append(client.post("/api/movements", {"booking": booking.reference, "kind": "despatch",
-                                                           "quantity": 7}, format="json").status_code)
-        finally:
-            connection.close()
+        return client.post("/api/movements", {"booking": booking.reference, "kind": "despatch", "quantity": 7},
+                           format="json").status_code
 
-    threads = [threading.Thread(target=despatch, args=(c,)) for c in clients]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    statuses = all_at_once([functools.partial(despatch, c) for c in clients])
     assert sorted(statuses) == [201, 409]
     assert Movement.objects.filter(kind="despatch").count() == 1

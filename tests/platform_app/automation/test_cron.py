@@ -8,6 +8,7 @@ from werkzeug import Response
 from platform_app.models import CronJob, CronRun, Deployment
 from platform_app.services.env.crypto import decrypt
 from platform_app.tasks.automation import cron_tick
+from tests.conftest import at_once
 from tests.platform_app.automation.factories import CronJobFactory, CronRunFactory
 from tests.platform_app.projects.factories import ProjectFactory
 
@@ -222,8 +223,6 @@ def test_other_workspaces_cannot_see_jobs(as_user, charlie, served_project):
 @pytest.mark.django_db(transaction=True)
 def test_two_beat_processes_ticking_at_once_run_the_minute_once(served_project, httpserver, clock):
     """Two ticks at the same moment on two connections: the unique (job, minute) row lets one of them win."""
-    import threading
-
     from django.db import connection
 
     if connection.vendor != "postgresql":
@@ -231,20 +230,7 @@ def test_two_beat_processes_ticking_at_once_run_the_minute_once(served_project, 
     CronJobFactory(project=served_project)
     httpserver.expect_request("/api/cron").respond_with_data("ok")
     clock(10, 7, 0)
-    barrier, enqueued = threading.Barrier(2), []
-
-    def beat():
-        barrier.wait()
-        try:
-            enqueued.append(cron_tick())
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=beat) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    enqueued = at_once(cron_tick, 2)
     assert sorted(enqueued) == [0, 1]
     assert CronRun.objects.get().status == "succeeded" and len(httpserver.log) == 1
 

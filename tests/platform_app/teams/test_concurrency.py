@@ -1,10 +1,11 @@
 """Races stopped by the database: two owners demoting each other at once leave one owner."""
-import threading
+import functools
 
 import pytest
 from django.db import connection
 
 from platform_app.models import Membership
+from tests.conftest import all_at_once
 from tests.factories import MembershipFactory, UserFactory
 
 
@@ -17,21 +18,12 @@ def test_concurrent_demotions_keep_an_owner(as_user):
     workspace = first.workspace
     second = MembershipFactory(workspace=workspace, user=UserFactory(), role="owner")
     clients = {m.pk: as_user(m.user) for m in (first, second)}
-    barrier, statuses = threading.Barrier(2), []
 
     def demote(actor, target):
-        barrier.wait()
-        res = clients[actor.pk].patch(f"/v1/orgs/{workspace.slug}/members/{target.pk}", {"role": "admin"},
-                                      format="json")
-        statuses.append(res.status_code)
-        connection.close()
+        return clients[actor.pk].patch(f"/v1/orgs/{workspace.slug}/members/{target.pk}", {"role": "admin"},
+                                       format="json").status_code
 
-    threads = [threading.Thread(target=demote, args=(first, second)),
-               threading.Thread(target=demote, args=(second, first))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    statuses = all_at_once([functools.partial(demote, first, second), functools.partial(demote, second, first)])
     assert Membership.objects.filter(workspace=workspace, role="owner").count() == 1
     # the loser is no longer an owner when its turn comes (403), or would demote the last owner (409)
     assert sorted(statuses) in ([200, 403], [200, 409])
