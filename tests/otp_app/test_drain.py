@@ -190,7 +190,14 @@ def test_a_drain_looks_once_more_a_grace_after_lowering_the_flag(workspace, sett
     ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
     assert flag_raise(WAKE_FLAG, 60)
     carried = []
-    drain = threading.Thread(target=lambda: carried.append(deliveries_drain()))
+
+    def run_drain():
+        try:
+            carried.append(deliveries_drain())
+        finally:
+            connection.close()
+
+    drain = threading.Thread(target=run_drain)
     drain.start()
     deadline = time.monotonic() + 5
     while cache.get(WAKE_FLAG) is not None:  # nothing waits: the drain lowers the flag
