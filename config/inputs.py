@@ -46,6 +46,8 @@ class InputSerializer(serializers.Serializer):
         if cls not in _FLAT_FIELDS:
             fields = super().get_fields()
             _FLAT_FIELDS[cls] = fields if all(_flat(f) for f in fields.values()) else None
+            if _FLAT_FIELDS[cls] is None:
+                return fields
         prototypes = _FLAT_FIELDS[cls]
         if prototypes is None:
             return super().get_fields()
@@ -69,8 +71,7 @@ _FLAT_FIELDS: dict = {}  # InputSerializer class -> its declared fields, built o
 
 
 def _flat(field) -> bool:
-    return not isinstance(field, (serializers.BaseSerializer, serializers.ListField, serializers.DictField)) and \
-        not hasattr(field, "child")
+    return not isinstance(field, serializers.BaseSerializer) and not hasattr(field, "child")  # List/DictField
 
 
 def validated(serializer_class, data, *, context=None, **kwargs) -> dict:

@@ -92,8 +92,10 @@ def write_together(*new_rows, updates=(), only_if: tuple[str, list] | None = Non
                 obj.save(update_fields=fields, using=using)
         return True
     guarded = only_if is not None
-    parts, params, autos = ([f"guard AS (SELECT {only_if[0]} AS ok)"], list(only_if[1]), []) if guarded else (
-        [], [], [])
+    parts, params, autos = [], [], []
+    if guarded:
+        parts.append(f"guard AS (SELECT {only_if[0]} AS ok)")
+        params += only_if[1]
     for n, (obj, update_fields) in enumerate([(obj, None) for obj in new_rows] + updates):
         sql, fields, auto = _statement(type(obj), update_fields, guarded, connection)
         parts.append(f"s{n} AS ({sql})")
