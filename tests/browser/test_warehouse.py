@@ -43,7 +43,7 @@ def test_search_quote_answer_book_receive(live_platform, directory, new_page):
     check(page, "warehouses-home")
     page.get_by_label("Name, city or operator").first.fill("BWI2")
     page.get_by_role("button", name="Search").first.click()
-    expect(page.get_by_text("1 facilities.")).to_be_visible()
+    expect(page.get_by_text("1 facility.")).to_be_visible()
     check(page, "warehouses-search")
 
     page.get_by_role("link", name="BWI2 Amazon Fulfillment Center").click()

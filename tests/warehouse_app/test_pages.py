@@ -55,7 +55,7 @@ def test_home_search_and_facility_pages(imported):
     assert "Maryland" in home and "OpenStreetMap contributors" in home
     search = client.get("/warehouses/search/?type=warehouse&colour=red").content.decode()
     assert "BWI2 Amazon Fulfillment Center" in search and "colour" in search and "unknown filter" in search
-    assert "1 facilities" in search
+    assert "1 facility." in search
     assert '<div class="table-wrap"><table class="table table-cards">' in search  # scrolls, never overflows a phone
     city = client.get("/warehouses/city/Baltimore/")
     assert city.status_code == 200 and "7 facilities" in city.content.decode()

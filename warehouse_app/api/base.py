@@ -17,9 +17,9 @@ from config.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
 from config.openapi import WarehouseErrorSerializer
 from warehouse_app.authentication import (CookieRejected, WarehouseCookieAuthentication, clear_session_cookies,
                                           set_session_cookies)
+from warehouse_app.services.directory import MAX_PAGE
 
 ErrorSerializer = WarehouseErrorSerializer  # 401, 403, 404... are derived by config.openapi; views name the rest
-MAX_PAGE = 1_000_000_000  # keeps every offset far inside the database's 64-bit integers
 POSITIVE = {"type": "integer", "minimum": 1}
 PAGING = [OpenApiParameter("page", {**POSITIVE, "maximum": MAX_PAGE}, description="1-based; past the end is 404"),
           OpenApiParameter("page_size", POSITIVE, description="default 20, at most 100 (larger values are clamped)")]

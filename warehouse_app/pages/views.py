@@ -1,7 +1,6 @@
 """Public directory pages (server-rendered, no JavaScript needed): home, search, region map, facility."""
 from urllib.parse import urlencode
 
-from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
 
@@ -11,8 +10,7 @@ from warehouse_app.pages.maps import outline_svg_path, region_map
 from warehouse_app.services import directory, selectors
 
 
-def _page(request, queryset, per_page=25):
-    return Paginator(queryset, per_page).get_page(request.GET.get("page"))
+SEARCH_PAGE_SIZE = 25
 
 
 def home(request):
@@ -22,14 +20,24 @@ def home(request):
     })
 
 
+def _page_number(request) -> int:
+    """The page asked for; anything but a page number reads as the first, as Django's paginator would."""
+    raw = request.GET.get("page", "")
+    return int(raw) if raw.isascii() and raw.isdigit() and 0 < int(raw) <= directory.MAX_PAGE else 1
+
+
 def search(request, **fixed):
     """The search form and browsing by region / city / type / operator share one view; a region page also
-    draws the outlines of all its facilities together."""
+    draws the outlines of all its facilities together. The page comes from the API's search service: the same
+    indexes, bounded count and kept pages (docs/performance.md, "Warehouse search")."""
     params = request.GET.copy()
     for key, value in fixed.items():
         params[key] = value
-    queryset, unapplied = directory.facilities_search(params)
-    page = _page(request, queryset)
+    try:
+        page, unapplied = directory.facilities_search_page(params=params, page=_page_number(request),
+                                                           page_size=SEARCH_PAGE_SIZE)
+    except NotFound as exc:  # past the last page
+        raise Http404(str(exc))
     query = {k: v for k, v in params.items() if k != "page" and k not in fixed}
     context = {
         "section": "search" if not fixed else "directory", "page": page, "unapplied": unapplied, "params": params, "fixed": fixed, "query": urlencode(query),

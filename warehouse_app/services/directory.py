@@ -18,6 +18,7 @@ from warehouse_app.models import DirectoryFacet, Facility
 
 FILTERS = ("region", "country", "city", "type", "operator", "min_area", "max_area", "q")
 PAGING = ("page", "page_size")
+MAX_PAGE = 1_000_000_000  # keeps every offset far inside the database's 64-bit integers
 FIELD = {"region": "region", "country": "country", "city": "city", "type": "type_code", "operator": "operator"}
 # "some active facility records this field", read from the facets instead of the facility table
 RECORDED = {"region": Q(kind="region") & ~Q(region=""), "country": Q(kind="region") & ~Q(country=""),
@@ -74,13 +75,8 @@ class Search:
         return qs.defer("outline", "tags").order_by("-floor_area_m2", "slug")
 
 
-def facilities_search(params) -> tuple:
-    """(queryset, unapplied) — every parameter either narrows the search or is named with a reason."""
-    search = _search(params)
-    return search.queryset, search.unapplied
-
-
 def _search(params) -> Search:
+    """The filters of a search: every parameter either narrows it or is named in `unapplied` with a reason."""
     unapplied, applied = [], []
     for name in params:
         if name not in FILTERS and name not in PAGING:
@@ -122,6 +118,19 @@ class Page:
     count_is_estimate: bool
     number: int
     size: int
+
+    @property
+    def pages(self) -> int:
+        """How many pages the count makes (about, when the count is an estimate)."""
+        return max(1, math.ceil(self.count / self.size))
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.number < self.pages
 
 
 def facilities_estimate(*, queryset) -> int:

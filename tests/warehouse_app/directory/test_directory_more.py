@@ -53,7 +53,7 @@ def test_browse_pages_paginate_and_attribute(small):
     second = client.get("/warehouses/region/Maryland/?page=2").content.decode()
     assert "Page 2 of 4" in second and "previous" in second
     typed = client.get("/warehouses/type/warehouse/").content.decode()
-    assert "BWI2 Amazon Fulfillment Center" in typed and "1 facilities" in typed
+    assert "BWI2 Amazon Fulfillment Center" in typed and "1 facility." in typed
     for page in (first, typed, client.get("/warehouses/").content.decode(),
                  client.get("/warehouses/search/?min_area=oops").content.decode()):
         assert "OpenStreetMap contributors" in page and "ODbL" in page
@@ -81,4 +81,4 @@ def test_operator_names_with_a_slash_browse_and_link(small):
     browse = client.get("/warehouses/operator/Amazon / BWI/")
     assert browse.status_code == 200 and "BWI2 Amazon Fulfillment Center" in browse.content.decode()
     form = client.get("/warehouses/search/?country=united+states&operator=amazon+%2F+bwi").content.decode()
-    assert 'name="country"' in form and 'name="operator"' in form and "1 facilities" in form
+    assert 'name="country"' in form and 'name="operator"' in form and "1 facility." in form

@@ -1,8 +1,11 @@
 """Search at scale: what each search and aggregate costs in statements, how PostgreSQL plans the searches the
 benchmark runs (bench/warehouse.py), counts past the exact-count limit, and the facets computed at import."""
+import re
+
 import pytest
 from django.db import connection
 from django.db.models import Q
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from warehouse_app.models import DirectoryFacet, Facility
@@ -152,6 +155,39 @@ def test_past_the_limit_the_count_is_the_planners_estimate(api, small, large, se
     settings.WAREHOUSE_SEARCH_EXACT_COUNT = 100_000
     body = api.get("/api/warehouses/search?type=industrial").json()
     assert body["count_is_estimate"] is False and body["count"] == exact
+
+
+def test_the_search_page_pages_through_the_search_service(small, django_assert_max_num_queries):
+    """The HTML search page shares the API's search: same order, bounded count, kept pages."""
+    client = Client()
+    expected = [f.slug for f in reference(region="Maryland")]
+    first = client.get("/warehouses/search/?region=maryland")
+    assert first.status_code == 200
+    html = first.content.decode()
+    assert f"{len(expected)} facilities." in html and "Page 1 of 4" in html and "page=2" in html
+    assert [s for s in expected if f"/warehouses/{s}/" in html] == expected[:25]
+    with django_assert_max_num_queries(0):  # the same page again: kept by the process, facets too
+        again = client.get("/warehouses/search/?region=maryland").content.decode()
+    assert [s for s in expected if f"/warehouses/{s}/" in again] == expected[:25] and "Page 1 of 4" in again
+    last = client.get("/warehouses/search/?region=maryland&page=4").content.decode()
+    assert [s for s in expected if f"/warehouses/{s}/" in last] == expected[75:]
+    assert "Page 4 of 4" in last and "previous" in last and "next" not in last
+    # anything but a page number is the first page; past the last one is not found
+    for page in ("abc", "0", "-1", "²", "99999999999"):
+        assert "Page 1 of 4" in client.get(f"/warehouses/search/?region=maryland&page={page}").content.decode()
+    assert client.get("/warehouses/search/?region=maryland&page=5").status_code == 404
+
+
+@pytest.mark.postgres
+def test_the_search_page_says_about_when_the_count_is_estimated(small, large, settings):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL): elsewhere every count is exact")
+    scale_copies(20)
+    settings.WAREHOUSE_SEARCH_EXACT_COUNT = 500
+    html = Client().get("/warehouses/search/?type=industrial").content.decode()
+    assert re.search(r"About [\d,]+ facilities\.", html) and re.search(r"Page 1 of about [\d,]+", html)
+    top = [f.slug for f in reference(type_code="industrial")[:25]]
+    assert all(f"/warehouses/{slug}/" in html for slug in top)
 
 
 def test_a_claim_refreshes_the_operator_facets(api, small):
