@@ -199,7 +199,9 @@ class Bench:
             from django.core.management import call_command
 
             django.setup()
+            # what a release runs before its web processes start (docs/deployment.md): pages need the manifest
             call_command("migrate", verbosity=0)
+            call_command("collectstatic", interactive=False, verbosity=0)
         except BaseException:
             self.__exit__(*sys.exc_info())
             raise

@@ -35,7 +35,7 @@ SEARCHES = [
     "/api/warehouses/search?q=amazon",
 ]
 # The HTML search page a visitor sees, with the API's first search: the same search service (docs/warehouse.md)
-PAGES = ["/warehouses/search/?type=industrial", "/warehouses/search/?type=industrial&page=2"]
+PAGES = ["/warehouses/search/?type=industrial", "/warehouses/search/?type=industrial&page=2", "/warehouses/region/oberland/"]
 # A new filter set every request (a minimum area drawn from 500,000 values): nothing a process kept applies, so
 # each request plans the count's estimate and reads its page. What a search costs the first time.
 UNCACHED_LUA = """

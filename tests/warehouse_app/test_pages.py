@@ -10,6 +10,7 @@ from tests.factories import PASSWORD, UserFactory
 from tests.warehouse_app.factories import (BookingFactory, FacilityFactory, MovementFactory, OperatorFacilityFactory,
                                            QuoteFactory, ShortlistEntryFactory, WarehouseProfileFactory)
 from warehouse_app.models import Booking, Facility, Movement, Quote, ShortlistEntry
+from warehouse_app.services import directory
 from warehouse_app.services.naming import facility_display_name
 
 pytestmark = pytest.mark.django_db
@@ -85,6 +86,23 @@ def test_region_page_draws_every_outline_of_the_region_in_one_svg(imported):
     south = min(shapes, key=lambda s: s.facility.lat)
     top = lambda s: min(float(p.split(",")[1]) for p in s.d.replace("M", " ").replace("L", " ").replace("Z", " ").split())
     assert top(north) < top(south)
+
+
+def test_a_region_map_is_drawn_once_per_process_until_the_directory_changes(imported,
+                                                                          django_assert_max_num_queries):
+    client = Client()
+    first = client.get("/warehouses/region/Maryland/").content.decode()
+    with django_assert_max_num_queries(0):  # map, page and facets all kept
+        again = client.get("/warehouses/region/Maryland/").content.decode()
+    svg = lambda page: page[page.index("<svg"):page.index("</svg>")]
+    assert svg(again) == svg(first) and svg(first).count('<path d="M') > 1
+    # a staff change dates the facility and refreshes the directory: the map is drawn again, without it
+    bwi2 = Facility.objects.get(type_code="warehouse")
+    bwi2.status = Facility.Status.WITHDRAWN
+    directory.facility_change(facility=bwi2, fields=["status"])
+    after = client.get("/warehouses/region/Maryland/").content.decode()
+    assert svg(after).count('<path d="M') == svg(first).count('<path d="M') - 1
+    assert f'href="/warehouses/{bwi2.slug}/"' in svg(first) and f'href="/warehouses/{bwi2.slug}/"' not in svg(after)
 
 
 def test_unnamed_facility_gets_a_readable_name_on_pages_and_as_display_name_in_the_api(facility, api):

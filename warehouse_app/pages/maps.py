@@ -26,7 +26,17 @@ class Projection:
                 f"{(self.max_y - point[1]) * self.scale + self.pad:.1f}")
 
     def path(self, outline: dict) -> str:
-        return " ".join("M" + " L".join(self.xy(p) for p in ring) + " Z" for ring in _rings(outline))
+        return " ".join("M" + " L".join(_distinct(self.xy(p) for p in ring)) + " Z" for ring in _rings(outline))
+
+
+def _distinct(points):
+    """The points of a ring without those drawn where the one before was (a detail smaller than the map's
+    resolution: a large region's map would otherwise carry every corner of every building)."""
+    last = None
+    for point in points:
+        if point != last:
+            yield point
+        last = point
 
 
 def fit(points: list, size: int, pad: int) -> tuple[Projection, int, int]:

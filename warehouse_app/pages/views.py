@@ -1,10 +1,13 @@
 """Public directory pages (server-rendered, no JavaScript needed): home, search, region map, facility."""
+import threading
 from urllib.parse import urlencode
 
 from django.http import Http404
 from django.shortcuts import render
+from django.template.loader import render_to_string
 
 from config.errors import NotFound
+from config.local_cache import MISSING
 from warehouse_app.pages.forms import QuoteForm
 from warehouse_app.pages.maps import outline_svg_path, region_map
 from warehouse_app.services import directory, selectors
@@ -44,10 +47,29 @@ def search(request, **fixed):
         "types": directory.facility_types(), "regions": directory.regions(),
     }
     if "region" in fixed:
-        facilities = selectors.region_outlines(region=fixed["region"])
-        context["map"] = region_map(facilities)
-        context["map_limited"] = len(facilities) >= selectors.REGION_MAP_LIMIT
+        context["region_map"] = _region_map_markup(fixed["region"])
     return render(request, "warehouse_app/search.html", context)
+
+
+def _region_map_markup(region: str) -> str:
+    """The region's largest outlines drawn together. Building it reads and projects up to REGION_MAP_LIMIT
+    outlines (0.6 s and a few hundred MiB of worker memory per request at a million facilities, before it was
+    kept), so each process renders it once and keeps the markup until the directory changes."""
+    def render_map():
+        facilities = selectors.region_outlines(region=region)
+        return render_to_string("warehouse_app/_region_map.html", {
+            "map": region_map(facilities), "region": region,
+            "map_limited": len(facilities) >= selectors.REGION_MAP_LIMIT})
+
+    markup = directory.region_maps.get(region)
+    if markup is MISSING:
+        with _region_map_building:  # the requests that arrive meanwhile wait for this one's map
+            markup = directory.region_maps.get_or_compute(region, render_map, size=lambda markup: len(markup) + 100)
+    return markup
+
+
+# one map built at a time per process: each build holds every outline of its region in memory at once
+_region_map_building = threading.Lock()
 
 
 def facility(request, slug):

@@ -283,9 +283,16 @@ search_results = LocalCache("directory-searches", ttl=settings.WAREHOUSE_FACETS_
                             max_bytes=settings.WAREHOUSE_SEARCH_CACHE_BYTES)
 
 
+# a region page's map as rendered markup, by region as asked for
+region_maps = LocalCache("directory-region-maps", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
+                         check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=256,
+                         max_bytes=settings.WAREHOUSE_REGION_MAP_CACHE_BYTES)
+
+
 def directory_caches_invalidate() -> None:
     facet_lists.invalidate()
     search_results.invalidate()
+    region_maps.invalidate()
 
 
 def _facets(kind, *columns, order):
