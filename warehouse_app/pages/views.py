@@ -31,7 +31,7 @@ def _page_number(request) -> int:
 
 def search(request, **fixed):
     """The search form and browsing by region / city / type / operator share one view; a region page also
-    draws the outlines of all its facilities together. The page comes from the API's search service: the same
+    draws the outlines of its largest facilities together. The page comes from the API's search service: the same
     indexes, bounded count and kept pages (docs/performance.md, "Warehouse search")."""
     params = request.GET.copy()
     for key, value in fixed.items():
@@ -51,10 +51,14 @@ def search(request, **fixed):
     return render(request, "warehouse_app/search.html", context)
 
 
+# one map built at a time per process: each build holds every outline of its region in memory at once
+_region_map_building = threading.Lock()
+
+
 def _region_map_markup(region: str) -> str:
-    """The region's largest outlines drawn together. Building it reads and projects up to REGION_MAP_LIMIT
-    outlines (0.6 s and a few hundred MiB of worker memory per request at a million facilities, before it was
-    kept), so each process renders it once and keeps the markup until the directory changes."""
+    """The region's largest outlines drawn together. Building it reads, projects and links up to
+    REGION_MAP_LIMIT outlines (about 0.5 s of CPU), so each process renders it once and keeps the markup until
+    the directory changes."""
     def render_map():
         facilities = selectors.region_outlines(region=region)
         return render_to_string("warehouse_app/_region_map.html", {
@@ -66,10 +70,6 @@ def _region_map_markup(region: str) -> str:
         with _region_map_building:  # the requests that arrive meanwhile wait for this one's map
             markup = directory.region_maps.get_or_compute(region, render_map, size=lambda markup: len(markup) + 100)
     return markup
-
-
-# one map built at a time per process: each build holds every outline of its region in memory at once
-_region_map_building = threading.Lock()
 
 
 def facility(request, slug):
