@@ -8,7 +8,7 @@ them with shifted positions and outlines, marked SYNTHETIC (slugs `synthetic-<n>
 scale copy`), written with PostgreSQL COPY (bulk inserts on SQLite). Then the import's post-steps (facets,
 VACUUM/ANALYZE), and wrk against four typical searches, repeated as a popular search is (served from what each
 web process keeps after the first time), then a search whose filters change on every request (nothing kept
-applies), /api/regions, and the HTML search page. Also prints the larger extract's import
+applies), /api/regions, and the HTML search and region pages. Also prints the larger extract's import
 time and peak memory. Figures and design: docs/performance.md.
 """
 import argparse
@@ -34,7 +34,8 @@ SEARCHES = [
     "/api/warehouses/search?country=Liechtenstein&type=commercial&max_area=5000",
     "/api/warehouses/search?q=amazon",
 ]
-# The HTML search page a visitor sees, with the API's first search: the same search service (docs/warehouse.md)
+# The HTML pages a visitor sees: the search page with the API's first search (the same search service), its
+# second page, and a region page with its map (docs/warehouse.md)
 PAGES = ["/warehouses/search/?type=industrial", "/warehouses/search/?type=industrial&page=2", "/warehouses/region/oberland/"]
 # A new filter set every request (a minimum area drawn from 500,000 values): nothing a process kept applies, so
 # each request plans the count's estimate and reads its page. What a search costs the first time.

@@ -29,8 +29,10 @@ def local_caches_clear() -> None:
 
 class LocalCache:
     def __init__(self, name: str, *, ttl: float, check_setting: str, max_entries: int = 10_000,
-                 max_bytes: int | None = None):
+                 max_bytes: int | None = None, one_compute_at_a_time: bool = False):
         self.name, self.ttl, self.max_entries, self.max_bytes = name, ttl, max_entries, max_bytes
+        # for values whose computing holds much memory: the requests that miss meanwhile wait for it and read it
+        self._computing = threading.Lock() if one_compute_at_a_time else None
         self.check_setting = check_setting  # the setting that says how often the shared version is read
         self._entries: OrderedDict = OrderedDict()
         self._bytes = 0
@@ -111,6 +113,15 @@ class LocalCache:
         """The cached value of `key`, or `compute()`'s, stored unless an invalidation came meanwhile or
         `keep(value)` is false. `size` is a number of bytes, or a function of the value that gives it."""
         value = self.get(key)
+        if value is MISSING and self._computing is not None:
+            with self._computing:
+                return self._compute(key, compute, size=size, keep=keep)
+        if value is MISSING:
+            return self._compute(key, compute, size=size, keep=keep)
+        return value
+
+    def _compute(self, key, compute, *, size, keep):
+        value = self.get(key)  # another thread may have computed it while this one waited
         if value is MISSING:
             generation = self._generation
             value = compute()

@@ -22,5 +22,5 @@ WAREHOUSE_FACETS_TTL_SECONDS = env.float("WAREHOUSE_FACETS_TTL_SECONDS", default
 # this many bytes per process (about 36 bytes an id).
 WAREHOUSE_SEARCH_CACHE_BYTES = env.int("WAREHOUSE_SEARCH_CACHE_BYTES", default=16 * 1024 * 1024)
 # A region page's map (the outlines of its largest facilities as SVG), rendered once and kept the same way: at
-# most this many bytes of markup per process (about 0.5 MiB a region with the full 2,000 outlines).
+# most this many bytes of markup per process (about 0.8 MiB a region with the full 2,000 outlines).
 WAREHOUSE_REGION_MAP_CACHE_BYTES = env.int("WAREHOUSE_REGION_MAP_CACHE_BYTES", default=8 * 1024 * 1024)

@@ -1,5 +1,4 @@
 """Public directory pages (server-rendered, no JavaScript needed): home, search, region map, facility."""
-import threading
 from urllib.parse import urlencode
 
 from django.http import Http404
@@ -7,7 +6,6 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 
 from config.errors import NotFound
-from config.local_cache import MISSING
 from warehouse_app.pages.forms import QuoteForm
 from warehouse_app.pages.maps import outline_svg_path, region_map
 from warehouse_app.services import directory, selectors
@@ -51,10 +49,6 @@ def search(request, **fixed):
     return render(request, "warehouse_app/search.html", context)
 
 
-# one map built at a time per process: each build holds every outline of its region in memory at once
-_region_map_building = threading.Lock()
-
-
 def _region_map_markup(region: str) -> str:
     """The region's largest outlines drawn together. Building it reads, projects and links up to
     REGION_MAP_LIMIT outlines (about 0.5 s of CPU), so each process renders it once and keeps the markup until
@@ -65,11 +59,7 @@ def _region_map_markup(region: str) -> str:
             "map": region_map(facilities), "region": region,
             "map_limited": len(facilities) >= selectors.REGION_MAP_LIMIT})
 
-    markup = directory.region_maps.get(region)
-    if markup is MISSING:
-        with _region_map_building:  # the requests that arrive meanwhile wait for this one's map
-            markup = directory.region_maps.get_or_compute(region, render_map, size=lambda markup: len(markup) + 100)
-    return markup
+    return directory.region_maps.get_or_compute(region, render_map, size=lambda markup: len(markup) + 100)
 
 
 def facility(request, slug):

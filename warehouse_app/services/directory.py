@@ -283,10 +283,10 @@ search_results = LocalCache("directory-searches", ttl=settings.WAREHOUSE_FACETS_
                             max_bytes=settings.WAREHOUSE_SEARCH_CACHE_BYTES)
 
 
-# a region page's map as rendered markup, by region as asked for
+# a region page's map as rendered markup, by region as asked for; drawing one holds all its outlines at once
 region_maps = LocalCache("directory-region-maps", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
                          check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=256,
-                         max_bytes=settings.WAREHOUSE_REGION_MAP_CACHE_BYTES)
+                         max_bytes=settings.WAREHOUSE_REGION_MAP_CACHE_BYTES, one_compute_at_a_time=True)
 
 
 def directory_caches_invalidate() -> None:
