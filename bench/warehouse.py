@@ -8,8 +8,8 @@ them with shifted positions and outlines, marked SYNTHETIC (slugs `synthetic-<n>
 scale copy`), written with PostgreSQL COPY (bulk inserts on SQLite). Then the import's post-steps (facets,
 VACUUM/ANALYZE), and wrk against four typical searches, repeated as a popular search is (served from what each
 web process keeps after the first time), then a search whose filters change on every request (nothing kept
-applies), /api/regions, and the HTML search and region pages. Also prints the larger extract's import
-time and peak memory. Figures and design: docs/performance.md.
+applies), /api/regions, the HTML search and region pages and the map a region page frames. Also prints the larger
+extract's import time and peak memory. Figures and design: docs/performance.md.
 """
 import argparse
 import json
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import Bench, bench_arguments  # noqa: E402
+from bench.harness import Bench, bench_arguments, lua_requests  # noqa: E402
 
 DATA = ROOT / "warehouse_app" / "data" / "osm"
 SYNTHETIC = "SYNTHETIC scale copy"
@@ -35,8 +35,9 @@ SEARCHES = [
     "/api/warehouses/search?q=amazon",
 ]
 # The HTML pages a visitor sees: the search page with the API's first search (the same search service), its
-# second page, and a region page with its map (docs/warehouse.md)
+# second page, a region page, and the map it frames as a browser first asks for it (docs/warehouse.md)
 PAGES = ["/warehouses/search/?type=industrial", "/warehouses/search/?type=industrial&page=2", "/warehouses/region/oberland/"]
+REGION_MAP = {"path": "/warehouses/region/oberland/map.svg", "headers": {"Accept-Encoding": "gzip, deflate, br"}}
 # A new filter set every request (a minimum area drawn from 500,000 values): nothing a process kept applies, so
 # each request plans the count's estimate and reads its page. What a search costs the first time.
 UNCACHED_LUA = """
@@ -161,6 +162,7 @@ def main() -> None:
         bench.report("?type=industrial&min_area=<random> (uncached)", bench.wrk(script=UNCACHED_LUA))
         for path in PAGES:
             bench.report(path, bench.wrk(path))
+        bench.report(REGION_MAP["path"] + " (gzip)", bench.wrk(script=lua_requests([REGION_MAP])))
         print("web workers after the load: " + ", ".join(bench.worker_memory()))
 
 

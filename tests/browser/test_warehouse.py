@@ -99,8 +99,12 @@ def test_search_quote_answer_book_receive(live_platform, directory, new_page):
     check(page, "warehouses-my")
 
     page.goto(base + "/warehouses/region/Maryland/")
-    expect(page.locator("figure.region-map svg path")).to_have_count(78)
+    expect(page.frame_locator("figure.region-map iframe").locator("svg path")).to_have_count(78)
     check(page, "warehouses-region")
+    # an outline opens its facility in the whole window, not inside the map's frame
+    page.frame_locator("figure.region-map iframe").locator("svg a").first.click()
+    expect(page.get_by_role("button", name="Request a quote")).to_be_visible()
+    assert page.url.startswith(base + "/warehouses/") and "/region/" not in page.url
 
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(base + "/warehouses/search/?region=Maryland")

@@ -1,7 +1,9 @@
 """Warehouse pages: the directory without JavaScript, and the account pages through the API's services and rules
 (quotes, shortlist, bookings, stock, the operator's inbox)."""
+import gzip
 from datetime import date, timedelta
 from urllib.parse import parse_qs, urlsplit
+from xml.etree import ElementTree
 
 import pytest
 from django.test import Client
@@ -68,15 +70,23 @@ def test_home_search_and_facility_pages(imported):
     assert client.get("/warehouses/nothing-here/").status_code == 404
 
 
-def test_region_page_draws_every_outline_of_the_region_in_one_svg(imported):
+def test_region_page_frames_a_map_that_draws_every_outline_of_the_region(imported):
     region = Facility.objects.filter(status="active", region="Maryland")
-    resp = Client().get("/warehouses/region/Maryland/")
-    page = resp.content.decode()
-    assert resp.status_code == 200
+    client = Client()
+    resp = client.get("/warehouses/region/Maryland/map.svg")
+    assert resp.status_code == 200 and resp["Content-Type"] == "image/svg+xml"
+    svg = ElementTree.fromstring(resp.content)  # a well-formed document of its own
     shapes = resp.context["map"]["shapes"]
     assert len(shapes) == region.count() > 1
-    assert page.count('<path d="M') == region.count()
+    assert len(svg.findall(".//{http://www.w3.org/2000/svg}path")) == region.count()
+    # each outline links to its facility, opened in the whole window rather than the frame
+    link = svg.find(".//{http://www.w3.org/2000/svg}a")
+    assert link.get("target") == "_top" and link.get("href").startswith("/warehouses/")
     width, height = resp.context["map"]["width"], resp.context["map"]["height"]
+    page = client.get("/warehouses/region/Maryland/").content.decode()
+    assert '<iframe src="/warehouses/region/Maryland/map.svg"' in page and "<svg" not in page
+    assert f"{region.count()} outlines; select one to open it" in page
+    assert f"aspect-ratio: {width} / {height}" in page
     for shape in shapes:  # every projected point inside the viewBox
         for pair in shape.d.replace("M", " ").replace("L", " ").replace("Z", " ").split():
             x, y = map(float, pair.split(","))
@@ -88,21 +98,43 @@ def test_region_page_draws_every_outline_of_the_region_in_one_svg(imported):
     assert top(north) < top(south)
 
 
+def test_the_region_map_is_cached_by_browsers_gzipped_and_framed_only_by_this_site(imported):
+    client = Client()
+    plain = client.get("/warehouses/region/Maryland/map.svg")
+    assert plain["Cache-Control"] == "public, max-age=300" and plain["Vary"] == "Accept-Encoding"
+    assert plain["X-Frame-Options"] == "SAMEORIGIN" and "frame-ancestors 'self'" in plain["Content-Security-Policy"]
+    assert "Content-Encoding" not in plain and plain["ETag"].startswith('W/"')
+    packed = client.get("/warehouses/region/Maryland/map.svg", HTTP_ACCEPT_ENCODING="gzip, deflate, br")
+    assert packed["Content-Encoding"] == "gzip" and gzip.decompress(packed.content) == plain.content
+    assert len(packed.content) < len(plain.content) / 3 and packed["ETag"] == plain["ETag"]
+    # a browser holding the current map revalidates it for nothing
+    again = client.get("/warehouses/region/Maryland/map.svg", HTTP_IF_NONE_MATCH=plain["ETag"])
+    assert again.status_code == 304 and again.content == b"" and again["ETag"] == plain["ETag"]
+    assert again["Cache-Control"] == "public, max-age=300"
+    stale = client.get("/warehouses/region/Maryland/map.svg", HTTP_IF_NONE_MATCH='W/"an-older-map"')
+    assert stale.status_code == 200 and stale.content == plain.content
+    # the page itself still forbids framing; a region without outlines has no map
+    assert client.get("/warehouses/region/Maryland/")["X-Frame-Options"] == "DENY"
+    assert client.get("/warehouses/region/Nowhere/map.svg").status_code == 404
+    assert "No outline to draw." in client.get("/warehouses/region/Nowhere/").content.decode()
+
+
 def test_a_region_map_is_drawn_once_per_process_until_the_directory_changes(imported,
                                                                           django_assert_max_num_queries):
     client = Client()
-    first = client.get("/warehouses/region/Maryland/").content.decode()
+    client.get("/warehouses/region/Maryland/")
+    first = client.get("/warehouses/region/Maryland/map.svg").content.decode()
     with django_assert_max_num_queries(0):  # map, page and facets all kept
-        again = client.get("/warehouses/region/Maryland/").content.decode()
-    svg = lambda page: page[page.index("<svg"):page.index("</svg>")]
-    assert svg(again) == svg(first) and svg(first).count('<path d="M') > 1
+        client.get("/warehouses/region/Maryland/")
+        again = client.get("/warehouses/region/Maryland/map.svg").content.decode()
+    assert again == first and first.count('<path d="M') > 1
     # a staff change dates the facility and refreshes the directory: the map is drawn again, without it
     bwi2 = Facility.objects.get(type_code="warehouse")
     bwi2.status = Facility.Status.WITHDRAWN
     directory.facility_change(facility=bwi2, fields=["status"])
-    after = client.get("/warehouses/region/Maryland/").content.decode()
-    assert svg(after).count('<path d="M') == svg(first).count('<path d="M') - 1
-    assert f'href="/warehouses/{bwi2.slug}/"' in svg(first) and f'href="/warehouses/{bwi2.slug}/"' not in svg(after)
+    after = client.get("/warehouses/region/Maryland/map.svg").content.decode()
+    assert after.count('<path d="M') == first.count('<path d="M') - 1
+    assert f'href="/warehouses/{bwi2.slug}/"' in first and f'href="/warehouses/{bwi2.slug}/"' not in after
 
 
 def test_unnamed_facility_gets_a_readable_name_on_pages_and_as_display_name_in_the_api(facility, api):

@@ -7,6 +7,7 @@ from warehouse_app.pages import account, views
 urlpatterns = [
     path("warehouses/", views.home, name="warehouses-home"),
     path("warehouses/search/", views.search, name="warehouses-search"),
+    path("warehouses/region/<path:region>/map.svg", views.region_map_svg, name="warehouses-region-map"),
     path("warehouses/region/<path:region>/", views.search, name="warehouses-region"),
     path("warehouses/city/<path:city>/", views.search, name="warehouses-city"),
     path("warehouses/type/<str:type>/", views.search, name="warehouses-type"),
