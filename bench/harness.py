@@ -153,7 +153,8 @@ def lua_requests(requests: list[dict]) -> str:
     """A wrk script cycling through requests, each `{"path", "method"?, "body"?, "headers"?: {...}}`."""
     items = []
     for r in requests:
-        headers = ", ".join(f"[{lua_string(k)}] = {lua_string(v)}" for k, v in (r.get("headers") or {}).items())
+        # the spaces keep `[ [[key]] ]` from reading as the start of a long string
+        headers = ", ".join(f"[ {lua_string(k)} ] = {lua_string(v)}" for k, v in (r.get("headers") or {}).items())
         body = lua_string(r["body"]) if r.get("body") is not None else "nil"
         items.append(f'  {{{lua_string(r.get("method", "GET"))}, {lua_string(r["path"])}, {{{headers}}}, {body}}}')
     return ("local reqs = {\n" + ",\n".join(items) + "\n}\nlocal i = 0\n"
