@@ -160,9 +160,13 @@ def main() -> None:
                 label += f" ({body['count']}{'~' if body.get('count_is_estimate') else ''})"
             bench.report(label, bench.wrk(path))
         bench.report("?type=industrial&min_area=<random> (uncached)", bench.wrk(script=UNCACHED_LUA))
+        print("web workers after the API figures: " + ", ".join(bench.worker_memory()))
         for path in PAGES:
             bench.report(path, bench.wrk(path))
-        bench.report(REGION_MAP["path"] + " (gzip)", bench.wrk(script=lua_requests([REGION_MAP])))
+        asked = urllib.request.Request(bench.url + REGION_MAP["path"], headers=REGION_MAP["headers"])
+        with urllib.request.urlopen(asked, timeout=30) as response:
+            size = len(response.read())
+        bench.report(f"{REGION_MAP['path']} (gzip, {size / 1024:.0f} KiB)", bench.wrk(script=lua_requests([REGION_MAP])))
         print("web workers after the load: " + ", ".join(bench.worker_memory()))
 
 
