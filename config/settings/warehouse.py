@@ -21,6 +21,6 @@ WAREHOUSE_FACETS_TTL_SECONDS = env.float("WAREHOUSE_FACETS_TTL_SECONDS", default
 # What searches found (counts by filter set, the ordered ids a text search matched), kept the same way: at most
 # this many bytes per process (about 36 bytes an id).
 WAREHOUSE_SEARCH_CACHE_BYTES = env.int("WAREHOUSE_SEARCH_CACHE_BYTES", default=16 * 1024 * 1024)
-# A region page's map (the outlines of its largest facilities as SVG), rendered once and kept the same way: at
-# most this many bytes of markup per process (about 0.8 MiB a region with the full 2,000 outlines).
+# A region page's map (the outlines of its largest facilities, an SVG document), built once and kept the same way:
+# at most this many bytes per process, plain and gzipped (about 0.75 MiB a region with the full 2,000 outlines).
 WAREHOUSE_REGION_MAP_CACHE_BYTES = env.int("WAREHOUSE_REGION_MAP_CACHE_BYTES", default=8 * 1024 * 1024)
