@@ -2,6 +2,7 @@
 
 - `RequestGuardMiddleware` (before the edge): refuses bytes the database cannot hold and bodies over the
   route's limit before any view or lookup sees them.
+- `LazyMessageMiddleware`: Django's messages, opened only by a request that reads or adds one.
 - `ApplicationErrorMiddleware` (innermost): turns an ApplicationError escaping a plain Django view (pages,
   SSE, edge) into the service's JSON error under API prefixes or an HTML page elsewhere, and keeps Django's
   own 404/405 answers under API prefixes in the service's shape (also with DEBUG on).
@@ -9,10 +10,13 @@
 import io
 
 from django.conf import settings
+from django.contrib.messages.middleware import MessageMiddleware
+from django.contrib.messages.storage import default_storage
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpResponseNotAllowed
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
+from django.utils.functional import SimpleLazyObject, empty
 
 from config.errors import (ApplicationError, PayloadTooLarge, ValidationFailed, _is_api, classify,
                            error_response)
@@ -92,6 +96,21 @@ class RequestGuardMiddleware:
         except (SuspiciousOperation, MultiPartParserError) as exc:  # too many fields or files, a broken form
             return refuse(request, ValidationFailed(f"The form cannot be read: {exc}", code="bad_request"))
         return None
+
+
+class LazyMessageMiddleware(MessageMiddleware):
+    """Django's MessageMiddleware, with the storage made when a request first reads or adds a message. Opening it
+    builds a cookie signer and a session storage on every request, the API's included, which never use them. A
+    storage nobody opened has nothing to save (Django's `update` stores only messages read or added)."""
+
+    def process_request(self, request):
+        request._messages = SimpleLazyObject(lambda: default_storage(request))
+
+    def process_response(self, request, response):
+        messages = getattr(request, "_messages", None)
+        if isinstance(messages, SimpleLazyObject) and messages._wrapped is empty:
+            return response
+        return super().process_response(request, response)
 
 
 class ApplicationErrorMiddleware:

@@ -5,6 +5,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": [],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.parsers.JSONParser"],  # bounded size and depth, storable text
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "config.negotiation.ContentNegotiation",  # the usual Accept at once
     "DEFAULT_SCHEMA_CLASS": "config.openapi.ServiceAutoSchema",  # adds each operation's errors
     "EXCEPTION_HANDLER": "config.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",

@@ -115,7 +115,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "config.middleware.LazyMessageMiddleware",  # Django's, opened only where a message is read or added
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.middleware.ApplicationErrorMiddleware",
 ]
