@@ -148,7 +148,7 @@ def main() -> None:
     parser.add_argument("--facilities", type=int, default=1_000_000, help="size of the scale set (default 1,000,000)")
     bench_arguments(parser)
     args = parser.parse_args()
-    with Bench("warehouse", args) as bench:
+    with Bench("warehouse", args, celery=True) as bench:  # the worker draws the region maps after the import
         import_footprint()
         build_scale_set(args.facilities)
         bench.serve()

@@ -6,7 +6,9 @@ from urllib.parse import parse_qs, urlsplit
 from xml.etree import ElementTree
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from tests.factories import PASSWORD, UserFactory
 from tests.warehouse_app.factories import (BookingFactory, FacilityFactory, MovementFactory, OperatorFacilityFactory,
@@ -117,6 +119,28 @@ def test_the_region_map_is_cached_by_browsers_gzipped_and_framed_only_by_this_si
     assert client.get("/warehouses/region/Maryland/")["X-Frame-Options"] == "DENY"
     assert client.get("/warehouses/region/Nowhere/map.svg").status_code == 404
     assert "No outline to draw." in client.get("/warehouses/region/Nowhere/").content.decode()
+
+
+def test_the_job_after_an_import_draws_the_maps_and_a_fresh_web_process_only_reads_them(
+        db, django_capture_on_commit_callbacks):
+    from config.local_cache import local_caches_clear
+    from tests.warehouse_app.conftest import SMALL
+    from warehouse_app.services.osm_import import osm_import
+
+    with django_capture_on_commit_callbacks(execute=True):  # the import commits: its job runs (eager here)
+        osm_import(path=SMALL, region="Maryland", country="United States", progress=lambda *_: None)
+    local_caches_clear()  # a web process that has drawn nothing
+    with CaptureQueriesContext(connection) as queries:
+        resp = Client().get("/warehouses/region/maryland/map.svg")
+    assert resp.status_code == 200 and "Outlines of 78 facilities in Maryland, north up" in resp.content.decode()
+    assert not [q["sql"] for q in queries.captured_queries if '"outline"' in q["sql"]]  # no outline read here
+    # a claim changes no map: the shared maps stay current
+    with django_capture_on_commit_callbacks(execute=True):
+        directory.facets_refresh(kinds=("operator",))
+    local_caches_clear()
+    with CaptureQueriesContext(connection) as queries:
+        assert Client().get("/warehouses/region/Maryland/map.svg").content == resp.content
+    assert not [q["sql"] for q in queries.captured_queries if '"outline"' in q["sql"]]
 
 
 def test_a_region_map_is_drawn_once_per_process_until_the_directory_changes(imported,

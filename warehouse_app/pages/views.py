@@ -1,20 +1,16 @@
 """Public directory pages (server-rendered, no JavaScript needed): home, search, region map, facility."""
-import gzip
-import hashlib
 import re
-from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
-from django.template.loader import render_to_string
 from django.utils.cache import get_conditional_response
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from config.errors import NotFound
 from warehouse_app.pages.forms import QuoteForm
-from warehouse_app.pages.maps import outline_svg_path, region_map
-from warehouse_app.services import directory, selectors
+from warehouse_app.services import directory, region_maps, selectors
+from warehouse_app.services.maps import outline_svg_path
 
 
 SEARCH_PAGE_SIZE = 25
@@ -51,41 +47,8 @@ def search(request, **fixed):
         "types": directory.facility_types(), "regions": directory.regions(),
     }
     if "region" in fixed:
-        context["region_map"] = region_map_document(fixed["region"])
+        context["region_map"] = region_maps.region_map(fixed["region"])
     return render(request, "warehouse_app/search.html", context)
-
-
-@dataclass(frozen=True)
-class RegionMap:
-    """A region's map as its own SVG document, encoded once: plain and gzipped bytes, and what the page needs to
-    frame it."""
-    svg: bytes
-    svg_gzip: bytes
-    etag: str
-    width: int
-    height: int
-    outlines: int
-    limited: bool
-
-    @property
-    def size(self) -> int:
-        return len(self.svg) + len(self.svg_gzip) + 200
-
-
-def region_map_document(region: str) -> RegionMap:
-    """The region's largest outlines drawn together. Building it reads, projects and links up to
-    REGION_MAP_LIMIT outlines (0.2–0.6 s of CPU, about 9 MiB of Python objects at its peak), so each process
-    builds it once and keeps the bytes until the directory changes."""
-    def build():
-        facilities = selectors.region_outlines(region=region)
-        drawn = region_map(facilities)
-        svg = render_to_string("warehouse_app/region_map.svg", {"map": drawn, "region": region}).encode()
-        return RegionMap(svg=svg, svg_gzip=gzip.compress(svg, compresslevel=9, mtime=0),
-                         etag=f'W/"{hashlib.blake2b(svg, digest_size=12).hexdigest()}"',
-                         width=drawn["width"], height=drawn["height"], outlines=len(drawn["shapes"]),
-                         limited=len(facilities) >= selectors.REGION_MAP_LIMIT)
-
-    return directory.region_maps.get_or_compute(region, build, size=lambda document: document.size)
 
 
 # The map document holds only markup and an inline <style>; only this site's pages may frame it.
@@ -97,8 +60,8 @@ ACCEPTS_GZIP = re.compile(r"\bgzip\b")
 def region_map_svg(request, region):
     """The map a region page frames: kept bytes, gzipped for the browsers that take it (all of them), revalidated
     by its ETag, which is weak so that both encodings share it."""
-    document = region_map_document(region)
-    if not document.outlines:
+    document = region_maps.region_map(region)
+    if document is None or not document.outlines:
         raise Http404("No outline to draw in this region.")
     gzipped = bool(ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")))
     headers = {"ETag": document.etag, "Cache-Control": "public, max-age=300", "Vary": "Accept-Encoding",

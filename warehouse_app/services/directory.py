@@ -13,6 +13,7 @@ from django.db.models import Count, Exists, Q, Sum
 from django.utils import timezone
 
 from config.errors import NotFound
+from config.jobs import enqueue
 from config.local_cache import LocalCache
 from warehouse_app.models import DirectoryFacet, Facility
 
@@ -235,7 +236,8 @@ def facilities_search_page(*, params, page: int, page_size: int) -> tuple[Page, 
 
 
 def facets_refresh(*, kinds=tuple(FACET_GROUPS)) -> None:
-    """Recompute the facet rows of these kinds from the active facilities (after an import or a claim)."""
+    """Recompute the facet rows of these kinds from the active facilities (after an import or a claim). With the
+    regions, the facilities a region's map draws may have changed: the maps are drawn again by a job."""
     with transaction.atomic():
         DirectoryFacet.objects.filter(kind__in=kinds).delete()
         for kind in kinds:
@@ -247,8 +249,12 @@ def facets_refresh(*, kinds=tuple(FACET_GROUPS)) -> None:
             DirectoryFacet.objects.bulk_create(
                 [DirectoryFacet(kind=kind, facility_count=g.pop("n"), floor_area_m2=g.pop("area") or 0, **g)
                  for g in groups], batch_size=1000)
-        directory_caches_invalidate()
-        transaction.on_commit(directory_caches_invalidate)  # and again once readers can see the new rows
+        maps = "region" in kinds
+        directory_caches_invalidate(maps=maps)
+        # and again once readers can see the new rows; then the job draws the maps
+        transaction.on_commit(lambda: directory_caches_invalidate(maps=maps))
+        if maps:
+            enqueue("warehouse_app.tasks.region_maps_publish")
 
 
 def facility_change(*, facility, fields) -> Facility:
@@ -283,16 +289,17 @@ search_results = LocalCache("directory-searches", ttl=settings.WAREHOUSE_FACETS_
                             max_bytes=settings.WAREHOUSE_SEARCH_CACHE_BYTES)
 
 
-# a region page's map as rendered markup, by region as asked for; drawing one holds all its outlines at once
+# the maps region pages frame (services/region_maps.py), by region in any case; drawing one holds all its outlines
 region_maps = LocalCache("directory-region-maps", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
                          check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=256,
                          max_bytes=settings.WAREHOUSE_REGION_MAP_CACHE_BYTES, one_compute_at_a_time=True)
 
 
-def directory_caches_invalidate() -> None:
+def directory_caches_invalidate(*, maps: bool = True) -> None:
     facet_lists.invalidate()
     search_results.invalidate()
-    region_maps.invalidate()
+    if maps:
+        region_maps.invalidate()
 
 
 def _facets(kind, *columns, order):
