@@ -143,6 +143,17 @@ def test_the_job_after_an_import_draws_the_maps_and_a_fresh_web_process_only_rea
     assert not [q["sql"] for q in queries.captured_queries if '"outline"' in q["sql"]]
 
 
+def test_without_the_cache_a_region_page_draws_its_map_itself(imported, redis_down):
+    from config.local_cache import local_caches_clear
+
+    local_caches_clear()
+    client = Client()
+    page = client.get("/warehouses/region/Maryland/")
+    assert page.status_code == 200 and "78 outlines; select one to open it" in page.content.decode()
+    svg = client.get("/warehouses/region/Maryland/map.svg")
+    assert svg.status_code == 200 and svg.content.decode().count('<path d="M') == 78
+
+
 def test_a_region_map_is_drawn_once_per_process_until_the_directory_changes(imported,
                                                                           django_assert_max_num_queries):
     client = Client()

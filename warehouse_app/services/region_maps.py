@@ -37,7 +37,8 @@ class RegionMap:
 
 
 def _shared_key(region: str) -> str:
-    return "warehouse:region-map:" + hashlib.blake2b(region.casefold().encode(), digest_size=16).hexdigest()
+    """By region in any case; `v1` names RegionMap's fields, so a release that changes them reads none of the old."""
+    return "warehouse:region-map:v1:" + hashlib.blake2b(region.casefold().encode(), digest_size=16).hexdigest()
 
 
 def _directory_version() -> str | None:
@@ -69,7 +70,10 @@ def region_map(region: str) -> RegionMap | None:
         if shared is not None and shared.version == version:
             return shared
         document = region_map_draw(region=spelled, version=version)
-        cache.set(_shared_key(spelled), document, None)
+        try:
+            cache.set(_shared_key(spelled), document, None)
+        except Exception:  # noqa: BLE001 - cache gone meanwhile: the next process draws its own
+            pass
         return document
 
     return directory.region_maps.get_or_compute(spelled.casefold(), shared_or_drawn, size=lambda m: m.size)
