@@ -46,6 +46,12 @@ class LocalCache:
     def version_key(self) -> str:
         return f"local-cache:{self.name}:version"
 
+    def shared_version(self):
+        """The version all processes' entries belong to, as the shared cache holds it (None before the first
+        invalidation): a value shared through the cache, stamped with it, is current while they match. Raises when
+        the cache is unreachable."""
+        return cache.get(self.version_key)
+
     @property
     def generation(self) -> int:
         return self._generation
@@ -53,7 +59,7 @@ class LocalCache:
     def _sync(self, now: float) -> None:
         self._next_check = now + getattr(settings, self.check_setting)
         try:
-            version = cache.get(self.version_key)
+            version = self.shared_version()
         except Exception:  # noqa: BLE001 - cache unreachable: keep entries only for their short ttl
             version = MISSING
         if version != self._version:

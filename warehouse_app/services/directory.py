@@ -290,7 +290,7 @@ search_results = LocalCache("directory-searches", ttl=settings.WAREHOUSE_FACETS_
 
 
 # the maps region pages frame (services/region_maps.py), by region in any case; drawing one holds all its outlines
-region_maps = LocalCache("directory-region-maps", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
+region_map_documents = LocalCache("directory-region-maps", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
                          check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=256,
                          max_bytes=settings.WAREHOUSE_REGION_MAP_CACHE_BYTES, one_compute_at_a_time=True)
 
@@ -299,7 +299,7 @@ def directory_caches_invalidate(*, maps: bool = True) -> None:
     facet_lists.invalidate()
     search_results.invalidate()
     if maps:
-        region_maps.invalidate()
+        region_map_documents.invalidate()
 
 
 def _facets(kind, *columns, order):

@@ -3,7 +3,7 @@
 Drawing one reads and projects up to REGION_MAP_LIMIT outlines: 0.2–0.6 s of CPU and about 9 MiB of Python objects
 at its peak. So the maps are drawn where the directory changes, by a job after each refresh of the regions (an
 import, a staff change), and shared through the cache; a web process reads a map's bytes once and keeps them
-(`directory.region_maps`). It draws one itself only when the shared copy is missing or older than the directory.
+(`directory.region_map_documents`). It draws one itself only when the shared copy is missing or older than the directory.
 """
 import gzip
 import hashlib
@@ -20,7 +20,7 @@ from warehouse_app.services.maps import region_map as draw
 @dataclass(frozen=True)
 class RegionMap:
     """A map encoded once, plain and gzipped, with what a page needs to frame it. `version` is the directory's
-    (the shared version of `directory.region_maps`) when it was drawn."""
+    (`directory.region_map_documents.shared_version()`) when it was drawn."""
     region: str
     version: str | None
     svg: bytes
@@ -41,10 +41,6 @@ def _shared_key(region: str) -> str:
     return "warehouse:region-map:v1:" + hashlib.blake2b(region.casefold().encode(), digest_size=16).hexdigest()
 
 
-def _directory_version() -> str | None:
-    return cache.get(directory.region_maps.version_key)
-
-
 def region_map_draw(*, region: str, version: str | None) -> RegionMap:
     facilities = selectors.region_outlines(region=region)
     drawn = draw(facilities)
@@ -63,7 +59,7 @@ def region_map(region: str) -> RegionMap | None:
 
     def shared_or_drawn():
         try:
-            version = _directory_version()
+            version = directory.region_map_documents.shared_version()
             shared = cache.get(_shared_key(spelled))
         except Exception:  # noqa: BLE001 - cache unreachable: draw it here, keep it in this process only
             return region_map_draw(region=spelled, version=None)
@@ -76,17 +72,15 @@ def region_map(region: str) -> RegionMap | None:
             pass
         return document
 
-    return directory.region_maps.get_or_compute(spelled.casefold(), shared_or_drawn, size=lambda m: m.size)
+    return directory.region_map_documents.get_or_compute(spelled.casefold(), shared_or_drawn, size=lambda m: m.size)
 
 
 def region_maps_publish() -> int:
     """Draw every region's map as the directory is now and share them (the job after a refresh); how many."""
-    version = _directory_version()
-    names = sorted(set(DirectoryFacet.objects.filter(kind="region").exclude(region="")
-                       .values_list("region", flat=True)), key=str.casefold)
-    drawn = set()
-    for name in names:
-        if name.casefold() not in drawn:  # one map per region, whatever the case of its rows
-            drawn.add(name.casefold())
-            cache.set(_shared_key(name), region_map_draw(region=name, version=version), None)
-    return len(drawn)
+    version = directory.region_map_documents.shared_version()
+    # one map per region, whatever the case of its rows
+    regions = {name.casefold(): name for name in DirectoryFacet.objects.filter(kind="region").exclude(region="")
+               .values_list("region", flat=True)}
+    for name in regions.values():
+        cache.set(_shared_key(name), region_map_draw(region=name, version=version), None)
+    return len(regions)
