@@ -73,9 +73,12 @@ class RequestGuardMiddleware:
         declared = request.META.get("CONTENT_LENGTH") or ""
         if declared and not (declared.isascii() and declared.isdigit()):
             return refuse(request, ValidationFailed("Content-Length is not a number.", code="bad_request"))
-        limit = request_body_limit(getattr(view_func, "view_class", view_func))
+        view_class = getattr(view_func, "view_class", view_func)
+        limit = request_body_limit(view_class)
         if declared and (len(declared) > 18 or int(declared) > limit):
             return refuse(request, PayloadTooLarge(limit))
+        if f"{view_class.__module__}.{view_class.__qualname__}" in settings.REQUEST_BODY_STREAMED:
+            return None  # the view reads exactly the declared length, to disk
         try:
             if request.method in _BODY_METHODS and (not declared or limit > settings.DATA_UPLOAD_MAX_MEMORY_SIZE):
                 # No length (chunked, HTTP/2), or more than Django's reader takes: read the body here, once, up to

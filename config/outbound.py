@@ -76,13 +76,16 @@ def _refuse(url: str, purpose: str, reason: str, code: str | None = None):
     raise OutboundRefused(code=code)
 
 
-def outbound_resolver() -> dns.resolver.Resolver:
-    """The resolver every check of a user-supplied name uses (OUTBOUND_DNS_SERVERS, or the system's)."""
-    servers = [s for s in getattr(settings, "OUTBOUND_DNS_SERVERS", []) if s]
+def outbound_resolver(servers=None, timeout: float | None = None) -> dns.resolver.Resolver:
+    """The resolver every check of a user-supplied name uses: `servers` (`ip[:port]`), else OUTBOUND_DNS_SERVERS,
+    else the system's. A sandbox's egress passes its own, outside Django."""
+    if servers is None:
+        servers = getattr(settings, "OUTBOUND_DNS_SERVERS", [])
+    servers = [s for s in servers if s]
     resolver = dns.resolver.Resolver(configure=not servers)
     if servers:
         resolver.nameservers = [_nameserver(s) for s in servers]
-    resolver.lifetime = resolver.timeout = settings.OUTBOUND_DNS_TIMEOUT_SECONDS
+    resolver.lifetime = resolver.timeout = timeout or settings.OUTBOUND_DNS_TIMEOUT_SECONDS
     return resolver
 
 
@@ -100,8 +103,9 @@ def _nameserver(value: str) -> dns.nameserver.Do53Nameserver:
     return dns.nameserver.Do53Nameserver(host, int(port or 53))
 
 
-def _resolve(host: str) -> list[str]:
-    resolver, found = outbound_resolver(), []
+def resolve_addresses(host: str, resolver: dns.resolver.Resolver | None = None) -> list[str]:
+    """Every A and AAAA address of `host` (dns.exception.DNSException when the lookup fails)."""
+    resolver, found = resolver or outbound_resolver(), []
     for rdtype in ("A", "AAAA"):
         try:
             answer = resolver.resolve(f"{host}.", rdtype, search=False)
@@ -138,7 +142,7 @@ def outbound_check(url: str, *, purpose: str = "") -> Target:
         addresses = [str(literal)]
     else:
         try:
-            addresses = _resolve(host)
+            addresses = resolve_addresses(host)
         except dns.exception.DNSException as exc:
             _refuse(url, purpose, f"DNS: {exc.__class__.__name__}")
         if not addresses:

@@ -82,8 +82,9 @@ def _networks(values: tuple) -> tuple:
         raise ImproperlyConfigured(f"OUTBOUND_ALLOWED_NETWORKS: {exc}")
 
 
-def address_allowed(ip) -> bool:
-    """May the platform connect to this address? (See the module docstring.)"""
+def address_allowed(ip, networks=None) -> bool:
+    """May the platform connect to this address? (See the module docstring.) `networks`: the CIDRs opened
+    although private; OUTBOUND_ALLOWED_NETWORKS when not given (a sandbox's egress passes its own)."""
     if ip.version == 6 and ip.ipv4_mapped:
         ip = ip.ipv4_mapped
     embedded = _embedded_ipv4(ip)
@@ -91,7 +92,9 @@ def address_allowed(ip) -> bool:
         if candidate.is_multicast or candidate.is_unspecified or any(candidate in n for n in ALWAYS_REFUSED
                                                                      if n.version == candidate.version):
             return False
-    allowed = _networks(tuple(getattr(settings, "OUTBOUND_ALLOWED_NETWORKS", ())))
+    if networks is None:
+        networks = getattr(settings, "OUTBOUND_ALLOWED_NETWORKS", ())
+    allowed = _networks(tuple(networks))
     if any(ip in n for n in allowed if n.version == ip.version):
         return True
     return all(c.is_global and not any(c in n for n in ALSO_REFUSED if n.version == c.version)

@@ -91,9 +91,11 @@ def serve(request, deployment, *, inject: bool = False) -> HttpResponse:
         response["X-Edge-Cache"] = "HIT"
         response["X-Deployment-Id"] = deployment.pk
         return response
-    root = (settings.ARTIFACT_ROOT / deployment.artifact_path).resolve()
+    from platform_app.services.deployments.artifacts import artifact_local
+
+    root = artifact_local(deployment).resolve()
     target = (root / request.path.lstrip("/")).resolve()
-    if not str(target).startswith(str(root)):
+    if not target.is_relative_to(root):  # a link never leads out (the archive rules keep them inside anyway)
         return HttpResponse("Not found", status=404, content_type="text/plain")
     if target.is_dir():
         target = target / "index.html"

@@ -15,6 +15,22 @@ from tests.factories import ApiTokenFactory, MembershipFactory, UserFactory, Wor
 from tests.local_servers import DnsServer, GitHttpServer
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _sandbox_can_reach_tmp(tmp_path_factory):
+    """A sandbox runs as an unprivileged user when the suite runs as root: it must be able to walk down to the
+    per-test folders it binds (pytest makes their parents 0700)."""
+    base = tmp_path_factory.getbasetemp()
+    for folder in (base, base.parent):
+        folder.chmod(folder.stat().st_mode | 0o711)
+
+
+@pytest.fixture(autouse=True)
+def _tmp_path_traversable(request):
+    if "tmp_path" in request.fixturenames:
+        folder = request.getfixturevalue("tmp_path")
+        folder.chmod(folder.stat().st_mode | 0o711)
+
+
 @pytest.fixture(autouse=True)
 def _clear_cache():
     from django.core.cache import cache

@@ -43,6 +43,7 @@ FACTORIES = {
     platform.DeployHook: deploy.DeployHookFactory, platform.WebhookDelivery: deploy.WebhookDeliveryFactory,
     platform.DoctorReport: deploy.DoctorReportFactory, platform.AgentInvite: agents.AgentInviteFactory,
     platform.AgentNode: agents.AgentNodeFactory, platform.Instance: agents.InstanceFactory,
+    platform.BuildJob: deploy.BuildJobFactory,
     platform.OAuthState: git.OAuthStateFactory, platform.GitConnection: git.GitConnectionFactory,
     platform.GitInstallation: git.GitInstallationFactory, platform.LinkedIdentity: git.LinkedIdentityFactory,
     platform.Environment: env.EnvironmentFactory, platform.EnvVar: env.EnvVarFactory,

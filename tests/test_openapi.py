@@ -177,6 +177,8 @@ def test_request_bodies_refuse_unknown_fields(api, service):
               for c in op["requestBody"]["content"].values()]
     assert bodies
     for path, body in bodies:
+        if body.get("format") == "binary":  # an archive, not an object (a builder's upload)
+            continue
         assert resolve(doc, body)["additionalProperties"] is False, path
     if service == "warehouse":  # nested input serializers too
         assert doc["components"]["schemas"]["RequirementInputRequest"]["additionalProperties"] is False

@@ -46,11 +46,15 @@ def is_public(op) -> bool:
 
 
 # Operations anyone may call: sign-in and sign-up, OAuth starts and callbacks (they carry a signed state),
-# agents (their own node tokens), deploy hooks (the secret is the credential), invitation lookup, preview
+# agents and builders (their own node and job tokens), deploy hooks (the secret is the credential), invitation lookup, preview
 # passwords, the code-host and SMS provider webhooks (signed bodies), and the warehouse directory.
 PUBLIC = {
     "GET /health",
     "POST /v1/agents/join", "POST /v1/agents/{node_id}/heartbeat", "POST /v1/agents/{node_id}/leave",
+    "POST /v1/agents/{node_id}/builds/claim", "GET /v1/agents/{node_id}/artifacts/{deployment_id}",
+    # a build job's routes: the job's own token, made when a builder claims it
+    "GET /v1/builds/{deployment_id}/source", "POST /v1/builds/{deployment_id}/logs",
+    "PUT /v1/builds/{deployment_id}/artifact", "POST /v1/builds/{deployment_id}/finish",
     "GET /v1/auth/git-a/start", "GET /v1/auth/git-a/callback", "GET /v1/auth/git-a/sso/callback",
     "GET /v1/auth/git-a/user-callback", "GET /v1/auth/git-b/start", "GET /v1/auth/git-b/callback",
     "GET /v1/auth/git-b/sso/callback", "GET /v1/auth/git-c/callback",

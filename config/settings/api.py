@@ -1,4 +1,5 @@
 """REST framework and OpenAPI settings."""
+from .sandbox import ARTIFACT_MAX_BYTES
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
@@ -21,7 +22,11 @@ REQUEST_BODY_LIMITS = {
     "platform_app.api.env.env.EnvImportView": 4 * 1024 * 1024,
     "platform_app.api.agents.agents.AgentHeartbeatView": 4 * 1024 * 1024,
     "platform_app.api.deployments.doctor.GitAWebhookView": 25 * 1024 * 1024,
+    "platform_app.api.deployments.builds.BuildArtifactView": ARTIFACT_MAX_BYTES,
 }
+# Of those, the ones that read their body as a stream (a builder's archive): only the declared length is
+# checked before the view, which reads it to disk itself instead of into memory.
+REQUEST_BODY_STREAMED = {"platform_app.api.deployments.builds.BuildArtifactView"}
 
 # Each service publishes its own schema; config/schema.py narrows these per service.
 SPECTACULAR_SETTINGS = {

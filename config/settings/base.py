@@ -212,8 +212,10 @@ from .warehouse_commerce import *  # noqa: E402,F401,F403
 from .domains import *  # noqa: E402,F401,F403
 from .edge import *  # noqa: E402,F401,F403
 from .automation import *  # noqa: E402,F401,F403
+from .sandbox import *  # noqa: E402,F401,F403
 
 # Assembled from the areas above: the whole beat schedule in one place, and the edge's host names.
 CELERY_BEAT_SCHEDULE = {**IDENTITY_BEAT, **DEPLOYMENTS_BEAT, **OTP_BEAT,  # noqa: F405
                         **DOMAINS_BEAT, **EDGE_BEAT, **AUTOMATION_BEAT}  # noqa: F405
 ALLOWED_HOSTS = with_edge_hosts(ALLOWED_HOSTS)  # noqa: F405
+STORAGES["artifacts"] = ARTIFACT_STORAGE  # noqa: F405

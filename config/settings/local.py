@@ -9,3 +9,5 @@ OUTBOUND_ALLOW_HTTP = env.bool("OUTBOUND_ALLOW_HTTP", default=True)
 # WhiteNoise serves static files straight from the apps' folders, re-scanned per request: no collectstatic.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+# Without bubblewrap (a laptop), builds and instances run unsandboxed, and every build log says so.
+SANDBOX_ALLOW_NONE = env.bool("SANDBOX_ALLOW_NONE", default=True)

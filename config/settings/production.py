@@ -1,4 +1,6 @@
 """Production: every secret from the environment, HTTPS only."""
+from django.core.exceptions import ImproperlyConfigured
+
 from .base import *  # noqa: F401,F403
 from .base import env
 from .deployments import with_edge_hosts
@@ -19,4 +21,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "artifacts": ARTIFACT_STORAGE,  # noqa: F405
 }
+if BUILD_INLINE:  # noqa: F405
+    raise ImproperlyConfigured("BUILD_INLINE runs strangers' builds in the process that holds the platform's "
+                               "secrets; production builds run on builders (docs/isolation.md).")

@@ -13,6 +13,11 @@ OUTBOUND_ALLOW_HTTP = True
 OUTBOUND_ALLOWED_NETWORKS = ["127.0.0.0/8"]
 # Names resolve only through a DNS server a test starts; nothing ever asks an outside resolver.
 OUTBOUND_DNS_SERVERS = ["127.0.0.1:9"]
+# Builds run in the build task itself (a builder process in tests/platform_app/deployments/test_builders.py),
+# sandboxed where bubblewrap works (CI installs it), unsandboxed elsewhere. Sandboxes reach no private network.
+BUILD_INLINE = True
+SANDBOX_ALLOW_NONE = True
+SANDBOX_EGRESS_ALLOWED_NETWORKS = []
 
 # Static files from the apps' folders, as in development (no collectstatic before the suite).
 WHITENOISE_USE_FINDERS = True

@@ -1,7 +1,8 @@
-"""Admin of node agents, their invites and the instances they run. Token hashes are never shown."""
+"""Admin of nodes (agents and builders), their invites, the instances they run and the build jobs they take.
+Token hashes are never shown."""
 from django.contrib import admin
 
-from platform_app.models import AgentInvite, AgentNode, Instance
+from platform_app.models import AgentInvite, AgentNode, BuildJob, Instance
 
 
 @admin.register(AgentInvite)
@@ -26,14 +27,19 @@ class InstanceInline(admin.TabularInline):
 
 @admin.register(AgentNode)
 class AgentNodeAdmin(admin.ModelAdmin):
-    list_display = ("id", "name", "workspace", "status", "host", "runtimes", "capacity", "last_heartbeat_at")
+    list_display = ("id", "name", "workspace", "status", "host", "runtimes", "capacity", "sandbox_runner",
+                    "last_heartbeat_at")
     list_filter = ("status", ("workspace", admin.RelatedOnlyFieldListFilter))
     search_fields = ("id", "name", "host", "workspace__slug")
     list_select_related = ("workspace",)
     raw_id_fields = ("workspace",)
     exclude = ("token_hash",)
-    readonly_fields = ("id", "workspace", "last_heartbeat_at", "created_at")
+    readonly_fields = ("id", "workspace", "sandbox", "last_heartbeat_at", "created_at")
     inlines = [InstanceInline]
+
+    @admin.display(description="sandbox")
+    def sandbox_runner(self, obj):
+        return (obj.sandbox or {}).get("runner", "-")
 
 
 @admin.register(Instance)
@@ -44,3 +50,18 @@ class InstanceAdmin(admin.ModelAdmin):
     list_select_related = ("deployment", "node")
     raw_id_fields = ("deployment", "node")
     readonly_fields = ("id", "created_at", "updated_at")
+
+
+@admin.register(BuildJob)
+class BuildJobAdmin(admin.ModelAdmin):
+    """Jobs are written by the build pipeline and the builders; staff read them."""
+
+    list_display = ("deployment", "state", "node", "created_at", "claimed_at", "finished_at")
+    list_filter = ("state",)
+    search_fields = ("deployment__id", "node__name")
+    list_select_related = ("deployment", "node")
+    exclude = ("token_hash",)
+    readonly_fields = ("deployment", "spec", "source", "state", "node", "created_at", "claimed_at", "finished_at")
+
+    def has_add_permission(self, request):
+        return False

@@ -2,6 +2,7 @@
 from django.urls import path
 
 from platform_app.api.agents import agents
+from platform_app.api.deployments import builds
 from platform_app.api.deployments import deployments
 from platform_app.api.deployments import doctor
 from platform_app.api.deployments import hooks
@@ -20,6 +21,13 @@ urlpatterns = [
     path("agents/join", agents.AgentJoinView.as_view()),
     path("agents/<str:node_id>/heartbeat", agents.AgentHeartbeatView.as_view()),
     path("agents/<str:node_id>/leave", agents.AgentLeaveView.as_view()),
+    path("agents/<str:node_id>/builds/claim", agents.AgentClaimView.as_view()),
+    path("agents/<str:node_id>/artifacts/<str:deployment_id>", agents.AgentArtifactView.as_view()),
+    # A build job, for the builder running it (its own token)
+    path("builds/<str:deployment_id>/source", builds.BuildSourceView.as_view()),
+    path("builds/<str:deployment_id>/logs", builds.BuildLogsView.as_view()),
+    path("builds/<str:deployment_id>/artifact", builds.BuildArtifactView.as_view()),
+    path("builds/<str:deployment_id>/finish", builds.BuildFinishView.as_view()),
     path(f"{O}/deployments", deployments.WorkspaceDeploymentsView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>", deployments.DeploymentDetailView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/events", deployments.DeploymentEventsView.as_view()),

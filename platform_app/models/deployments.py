@@ -5,7 +5,7 @@ from django.utils import timezone
 from config.ids import PrefixedIdField
 
 __all__ = ("Deployment", "DeploymentEvent", "LogLine", "DeployHook", "WebhookDelivery", "DoctorReport", "AgentInvite",
-           "AgentNode", "Instance", "RuntimeLogLine")
+           "AgentNode", "Instance", "RuntimeLogLine", "BuildJob")
 
 
 class Deployment(models.Model):
@@ -41,6 +41,8 @@ class Deployment(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     framework = models.CharField(max_length=32, blank=True)
     artifact_path = models.CharField(max_length=500, blank=True, help_text="folder under ARTIFACT_ROOT")
+    artifact_sha256 = models.CharField(max_length=64, blank=True, help_text="of the archive in artifact storage")
+    artifact_bytes = models.PositiveBigIntegerField(null=True, blank=True)
     snapshot = models.JSONField(default=dict, blank=True,
                                 help_text="what it was built with: commit, commands, env var names and value hash")
     idempotency_key = models.CharField(max_length=100, null=True, blank=True,
@@ -129,10 +131,12 @@ class DoctorReport(models.Model):
 
 
 class AgentInvite(models.Model):
-    """A single-use token to join a node agent to a workspace; stored as a hash."""
+    """A single-use token to join a node to a workspace (or, without one, to the platform: a builder that builds
+    for every workspace); stored as a hash."""
 
     id = PrefixedIdField(prefix="ainv")
-    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="agent_invites")
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="agent_invites",
+                                  null=True, blank=True)
     token_hash = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey("platform_app.User", null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
@@ -141,7 +145,9 @@ class AgentInvite(models.Model):
 
 
 class AgentNode(models.Model):
-    """A machine running `manage.py agent`: it heartbeats, runs assigned deployments and reports instances."""
+    """A machine running a node (`python -m platform_app.nodes`): it heartbeats, runs assigned deployments and
+    reports instances (capability `process`), and claims builds (`build`). A node of no workspace is the
+    platform's own: it builds for every workspace."""
 
     class Status(models.TextChoices):
         ONLINE = "online"
@@ -150,12 +156,14 @@ class AgentNode(models.Model):
         LEFT = "left"
 
     id = PrefixedIdField(prefix="node")
-    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="agent_nodes")
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="agent_nodes",
+                                  null=True, blank=True)
     name = models.CharField(max_length=100)
     token_hash = models.CharField(max_length=64, unique=True)
     host = models.CharField(max_length=200, default="127.0.0.1", help_text="address the edge reaches instances at")
-    runtimes = models.JSONField(default=list)
+    runtimes = models.JSONField(default=list, help_text="capabilities: process, container, build")
     capacity = models.PositiveIntegerField(default=4, help_text="instances it accepts")
+    sandbox = models.JSONField(default=dict, blank=True, help_text="what its sandbox enforces, as it reported")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ONLINE)
     last_heartbeat_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(default=timezone.now)
@@ -191,3 +199,26 @@ class RuntimeLogLine(models.Model):
 
     class Meta:
         ordering = ("pk",)
+
+
+class BuildJob(models.Model):
+    """A build handed to a builder: pending until one claims it (its token is made then, shown once, kept as a
+    hash), done when the builder finishes. The builder's calls renew the build's lease."""
+
+    class State(models.TextChoices):
+        PENDING = "pending"
+        CLAIMED = "claimed"
+        DONE = "done"
+
+    deployment = models.OneToOneField(Deployment, on_delete=models.CASCADE, primary_key=True, related_name="build_job")
+    spec = models.JSONField(help_text="commands, limits, network; variables are resolved when claimed")
+    source = models.CharField(max_length=300, help_text="the source archive's name in artifact storage")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
+    node = models.ForeignKey(AgentNode, null=True, blank=True, on_delete=models.SET_NULL, related_name="build_jobs")
+    token_hash = models.CharField(max_length=64, blank=True, db_index=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("created_at",)

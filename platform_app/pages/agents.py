@@ -1,10 +1,9 @@
 """A workspace's node agents: the machines that run its long-running deployments, and join tokens."""
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from platform_app.pages.base import require, workspace_context
-from platform_app.services.agents.agents import agent_invite_create
+from platform_app.services.agents.agents import agent_invite_create, agent_join_command
 from platform_app.services.deployments.listings import nodes_list, nodes_running_counts
 
 STATUS_BADGES = {"online": "ok", "draining": "pending", "offline": "error"}
@@ -18,7 +17,7 @@ def agents_page(request, org_id):
     if request.method == "POST":
         require(context, "admin")
         _, token = agent_invite_create(workspace=context["workspace"], actor=request.user)
-        command = f".venv/bin/python manage.py agent --join {token} --server {settings.SITE_URL.rstrip('/')}"
+        command = agent_join_command(token)
     nodes = nodes_list(workspace=context["workspace"])
     running = nodes_running_counts(nodes=nodes)
     for node in nodes:

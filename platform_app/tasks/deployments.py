@@ -2,23 +2,27 @@
 from celery import shared_task
 from django.conf import settings
 
-from platform_app.services.deployments import builds
+from platform_app.services.deployments import build_jobs, builds
 from platform_app.services.deployments import deployments as services
 
 
 @shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.deployments.deployment_build",
              soft_time_limit=settings.BUILD_TIMEOUT_SECONDS + 60, time_limit=settings.BUILD_TIMEOUT_SECONDS + 120)
 def deployment_build(deployment_id: str) -> str:
-    """Build one deployment (a second delivery of the same id does nothing) under a lease this process renews,
-    so the reaper can tell a build whose worker died."""
+    """Prepare the build of one deployment (a second delivery of the same id does nothing) under a lease this
+    process renews, so the reaper can tell a build whose worker died; a builder runs it (or, with BUILD_INLINE,
+    this process)."""
     with services.deployment_lease(deployment_id=deployment_id):
-        return builds.deployment_build(deployment_id=deployment_id)
+        job = builds.deployment_build(deployment_id=deployment_id)
+        if job is not None and settings.BUILD_INLINE:
+            return build_jobs.build_job_run_inline(job=job)
+    return "prepared" if job is not None else "skipped"
 
 
 @shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.deployments.deployments_reap_stuck")
 def deployments_reap_stuck() -> int:
-    """Beat: end builds a killed worker left `building`."""
-    return services.deployments_reap_stuck()
+    """Beat: end builds a killed worker or builder left `building`, and those no builder took."""
+    return services.deployments_reap_stuck() + build_jobs.build_jobs_expire()
 
 
 @shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.deployments.deployments_requeue_stale")

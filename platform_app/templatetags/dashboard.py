@@ -36,3 +36,20 @@ def duration(deployment) -> str:
 def host(url: str) -> str:
     """An address without its scheme and trailing slash, for display."""
     return url.split("://", 1)[-1].rstrip("/")
+
+
+ISOLATION_WORDS = {"filesystem": "files", "processes": "processes", "network": "network", "syscalls": "system calls"}
+
+
+@register.filter
+def sandbox_summary(report) -> str:
+    """One line on what a build's or a node's sandbox kept: what was isolated and how each limit was enforced."""
+    if not report:
+        return ""
+    if report.get("runner") == "none":
+        return "without a sandbox: the code could read the node's files and reach its network"
+    isolated = [ISOLATION_WORDS.get(k, k) for k, kept in (report.get("isolation") or {}).items() if kept]
+    limits = [f"{name} ({how})" for name, how in (report.get("limits") or {}).items() if how]
+    missing = [name for name, how in (report.get("limits") or {}).items() if not how]
+    text = f"in a sandbox ({report.get('runner')}): {', '.join(isolated)} isolated; limits: {', '.join(limits)}"
+    return text + (f"; not enforced: {', '.join(missing)}" if missing else "")

@@ -1,5 +1,5 @@
 """Node agents, instances, runtime logs and image deployments."""
-from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -9,6 +9,7 @@ from platform_app.api.base import PlatformView, endpoint
 from platform_app.api.deployments.deployments import DeploymentSerializer
 from platform_app.models import AgentNode, Instance
 from platform_app.services.agents import agents
+from platform_app.services.deployments import build_jobs
 from platform_app.services.deployments.deployments import deployment_get
 from platform_app.services.deployments.listings import nodes_list, nodes_running_counts
 from platform_app.services.agents.selectors import runtime_log_tail
@@ -19,7 +20,8 @@ class NodeSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = AgentNode
-        fields = ("id", "name", "host", "runtimes", "capacity", "status", "last_heartbeat_at", "created_at", "running")
+        fields = ("id", "name", "host", "runtimes", "capacity", "status", "sandbox", "last_heartbeat_at", "created_at",
+                  "running")
 
     def get_running(self, obj) -> int:
         counts = self.context.get("running_counts") or {}
@@ -37,15 +39,23 @@ class InstanceSerializer(serializers.ModelSerializer):
 class JoinInput(InputSerializer):
     token = serializers.CharField(max_length=100)
     name = serializers.CharField(max_length=100)
-    runtimes = serializers.ListField(child=serializers.ChoiceField(choices=["process", "container"]), default=list)
+    runtimes = serializers.ListField(child=serializers.ChoiceField(choices=["process", "container", "build"]),
+                                     default=list, help_text="capabilities: run instances, containers, builds")
     capacity = serializers.IntegerField(min_value=0, max_value=1000, default=4)
     host = serializers.CharField(max_length=200, required=False, default="127.0.0.1")
+    sandbox = serializers.DictField(required=False, default=dict, help_text="what the node's sandbox enforces")
 
 
 class HeartbeatInput(InputSerializer):
     capacity = serializers.IntegerField(min_value=0, max_value=1000, required=False, allow_null=True, default=None)
     instances = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000)
     logs = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000)
+    sandbox = serializers.DictField(required=False, default=dict)
+
+
+class ClaimInput(InputSerializer):
+    wait = serializers.FloatField(min_value=0, max_value=25, default=20,
+                                  help_text="seconds to wait for a job before answering 204")
 
 
 class ImageInput(InputSerializer):
@@ -76,7 +86,7 @@ class AgentInviteView(PlatformView):
     def post(self, request, org_id):
         invite, token = agents.agent_invite_create(workspace=self.workspace, actor=request.user)
         return Response({"token": token, "expires_at": invite.expires_at,
-                         "command": f".venv/bin/python manage.py agent --join {token}"}, status=201)
+                         "command": agents.agent_join_command(token)}, status=201)
 
 
 class AgentJoinView(PlatformView):
@@ -101,6 +111,30 @@ class AgentHeartbeatView(PlatformView):
         node = _node(request, node_id)
         data = validated(HeartbeatInput, request)
         return Response(agents.agent_heartbeat(node=node, **data))
+
+
+class AgentClaimView(PlatformView):
+    authentication_classes = []
+
+    @endpoint(public=True, request=ClaimInput, errors=(401, 409), also={204: None},
+              summary="A builder takes the next build job (long poll); 204 when none came within `wait`",
+              response=inline_serializer("BuildJob", {"id": serializers.CharField(), "token": serializers.CharField(),
+                                                      "commands": serializers.ListField()}))
+    def post(self, request, node_id):
+        node = _node(request, node_id)
+        data = validated(ClaimInput, request)
+        job = build_jobs.build_job_claim(node=node, wait=data["wait"])
+        return Response(job) if job is not None else Response(status=204)
+
+
+class AgentArtifactView(PlatformView):
+    authentication_classes = []
+
+    @endpoint(public=True, errors=(401,), summary="A deployment's archive for a node running it (or a redirect "
+                                                  "to a presigned URL in object storage)",
+              response=OpenApiResponse(description="application/gzip"))
+    def get(self, request, node_id, deployment_id):
+        return agents.agent_artifact(node=_node(request, node_id), deployment_id=deployment_id)
 
 
 class AgentLeaveView(PlatformView):

@@ -23,6 +23,8 @@ def is_runtime(deployment) -> bool:
 
 @transaction.atomic
 def agent_invite_create(*, workspace, actor=None) -> tuple[AgentInvite, str]:
+    """A single-use join token for a node of `workspace`, or of the platform (a builder for every workspace)
+    when `workspace` is None (staff only: `manage.py node_invite`)."""
     token = "agj_" + secrets.token_urlsafe(32)
     invite = AgentInvite.objects.create(workspace=workspace, token_hash=sha256_hex(token),
                                         created_by=actor if getattr(actor, "pk", None) else None,
@@ -30,9 +32,16 @@ def agent_invite_create(*, workspace, actor=None) -> tuple[AgentInvite, str]:
     return invite, token
 
 
+def agent_join_command(token: str) -> str:
+    """What to run on the new machine: the node needs none of the platform's settings or secrets."""
+    return f"python -m platform_app.nodes --server {settings.SITE_URL.rstrip('/')} --join {token}"
+
+
 @transaction.atomic
-def agent_join(*, token: str, name: str, runtimes: list[str], capacity: int, host: str) -> tuple[AgentNode, str]:
-    """Spend a single-use invite; returns the node and its own secret token."""
+def agent_join(*, token: str, name: str, runtimes: list[str], capacity: int, host: str,
+               sandbox: dict | None = None) -> tuple[AgentNode, str]:
+    """Spend a single-use invite; returns the node and its own secret token. `sandbox` is what the node says its
+    sandbox enforces (shown on the nodes page)."""
     invite = AgentInvite.objects.select_for_update().filter(token_hash=sha256_hex(token or "")).first()
     if invite is None or invite.used_at is not None or invite.expires_at <= timezone.now():
         raise Unauthenticated("The join token is unknown, used or expired.", code="invalid_join_token")
@@ -40,7 +49,8 @@ def agent_join(*, token: str, name: str, runtimes: list[str], capacity: int, hos
     invite.save(update_fields=["used_at"])
     node_token = "agn_" + secrets.token_urlsafe(32)
     node = AgentNode.objects.create(workspace=invite.workspace, name=name, token_hash=sha256_hex(node_token),
-                                    runtimes=runtimes, capacity=capacity, host=host or "127.0.0.1")
+                                    runtimes=runtimes, capacity=capacity, host=host or "127.0.0.1",
+                                    sandbox=sandbox or {})
     return node, node_token
 
 
@@ -92,19 +102,43 @@ def instances_place(*, workspace) -> None:
         node.load += 1
 
 
+def instance_limits():
+    from platform_app.sandbox import Limits
+
+    return Limits(memory_mb=settings.INSTANCE_MEMORY_MB, processes=settings.INSTANCE_PROCESSES,
+                  disk_mb=settings.INSTANCE_DISK_MB, cpu_share=settings.INSTANCE_CPU_SHARE)
+
+
 def _assignment(instance: Instance) -> dict:
+    from platform_app.sandbox import Network
     from platform_app.services.env.env import env_resolve
 
     d = instance.deployment
+    network = Network(egress=True, allowed_networks=tuple(settings.SANDBOX_EGRESS_ALLOWED_NETWORKS),
+                      dns_servers=tuple(settings.OUTBOUND_DNS_SERVERS))
     return {"instance_id": instance.pk, "deployment_id": d.pk, "status": instance.status,
-            "artifact": str(settings.ARTIFACT_ROOT / d.artifact_path), "start_command": d.snapshot.get("start", ""),
+            "artifact_url": f"/v1/agents/{instance.node_id}/artifacts/{d.pk}", "artifact_sha256": d.artifact_sha256,
+            "start_command": d.snapshot.get("start", ""),
+            "limits": instance_limits().to_wire(), "network": network.to_wire(),
             # a list of pairs: keys are the user's, the camelCase renderer must not touch them
             "env": [{"key": k, "value": v} for k, v in
                     env_resolve(project=d.project, environment=d.env, branch=d.branch).items()]}
 
 
+def agent_artifact(*, node: AgentNode, deployment_id: str):
+    """A deployment's archive for a node that runs an instance of it (404 for any other)."""
+    from platform_app.services.deployments.artifacts import artifact_response
+
+    instance = (Instance.objects.select_related("deployment").filter(node=node, deployment_id=deployment_id,
+                                                                     status__in=LIVE).first())
+    if instance is None or not instance.deployment.artifact_sha256:
+        raise NotFound("No such deployment on this node.")
+    return artifact_response(instance.deployment)
+
+
 @transaction.atomic
-def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[dict], logs: list[dict]) -> dict:
+def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[dict], logs: list[dict],
+                    sandbox: dict | None = None) -> dict:
     """Apply the node's reports, then answer what it should run (and stop)."""
     node = AgentNode.objects.select_for_update().get(pk=node.pk)
     node.last_heartbeat_at = timezone.now()
@@ -112,6 +146,8 @@ def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[di
         node.status = AgentNode.Status.ONLINE
     if capacity is not None:
         node.capacity = capacity
+    if sandbox:
+        node.sandbox = sandbox
     node.save()
     for report in instances:
         Instance.objects.filter(pk=report.get("instance_id"), node=node).exclude(status="stopped").update(
@@ -124,7 +160,7 @@ def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[di
             lines += [RuntimeLogLine(deployment_id=inst.deployment_id, instance_id=inst.pk, text=str(t)[:5000])
                       for t in block.get("lines", [])]
     RuntimeLogLine.objects.bulk_create(lines[:MAX_LOG_LINES])
-    if node.status == AgentNode.Status.ONLINE:
+    if node.status == AgentNode.Status.ONLINE and node.workspace_id:  # the platform's builders run no instance
         instances_place(workspace=node.workspace)
     mine = Instance.objects.filter(node=node, status__in=(*LIVE, "stopping")).select_related("deployment__project")
     return {"drain": node.status == AgentNode.Status.DRAINING,
@@ -138,7 +174,8 @@ def agent_leave(*, node: AgentNode) -> AgentNode:
     node.status = AgentNode.Status.LEFT
     node.save(update_fields=["status"])
     node.instances.filter(status__in=LIVE).update(status="stopped", updated_at=timezone.now())
-    instances_place(workspace=node.workspace)
+    if node.workspace_id:
+        instances_place(workspace=node.workspace)
     return node
 
 
@@ -149,7 +186,8 @@ def agents_expire() -> int:
     for node in silent:
         AgentNode.objects.filter(pk=node.pk).update(status=AgentNode.Status.OFFLINE)
         node.instances.filter(status__in=LIVE).update(status="lost", updated_at=timezone.now())
-        instances_place(workspace=node.workspace)
+        if node.workspace_id:
+            instances_place(workspace=node.workspace)
     return len(silent)
 
 

@@ -1,12 +1,11 @@
-"""The build: clone at the branch, detect, inject env vars, install and build in a process group with a
-time limit, store the output folder as the artifact. Every line is logged, every state change an event."""
-import os
-import selectors
+"""The build, on the platform's side: take the deployment, fetch its source through the outbound guard, detect the
+framework, scan for committed secrets, archive the source, and hand a job to a builder (build_jobs.py).
+
+The install and build commands never run here: a builder runs them in its sandbox (platform_app/nodes/builder.py)
+and reports back through build_jobs, which ends the deployment with `_finish_ready` or `_finish_error`. Every
+line is logged, every state change an event."""
 import shutil
-import signal
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 from django.conf import settings
@@ -14,17 +13,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.errors import ApplicationError
-from platform_app.models import Deployment, Project
+from platform_app.models import BuildJob, Deployment, Project
+from platform_app.services.deployments import artifacts
 from platform_app.services.deployments.deployment_log import event_record, log_append
 
 S = Deployment.Status
 
 
 class BuildFailed(Exception):
-    pass
-
-
-class BuildCanceled(Exception):
     pass
 
 
@@ -40,76 +36,19 @@ def _claim(deployment_id: str) -> Deployment | None:
     return deployment
 
 
-def _clean_env(extra: dict) -> dict:
-    env = {"PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG": "C.UTF-8", "CI": "1",
-           "HOME": tempfile.gettempdir()}
-    env.update(extra)
-    return env
-
-
-def _canceled(deployment) -> bool:
-    return Deployment.objects.filter(pk=deployment.pk, status=S.CANCELED).exists()
-
-
-def run_step(deployment, command: str, *, cwd: Path, env: dict, deadline: float) -> None:
-    """Run one shell command in its own process group, streaming its output into the log. A timeout or a
-    cancel kills the whole group, so nothing is left running."""
-    log_append(deployment, f"$ {command}", stream="system")
-    proc = subprocess.Popen(["/bin/sh", "-c", command], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stdout, selectors.EVENT_READ)
-    buffer, tail = b"", []
-    try:
-        while True:
-            if time.monotonic() > deadline:
-                raise BuildFailed(f"The build exceeded its time limit of {settings.BUILD_TIMEOUT_SECONDS}s.")
-            if _canceled(deployment):
-                raise BuildCanceled()
-            if selector.select(timeout=0.5):
-                chunk = os.read(proc.stdout.fileno(), 65536)
-                if not chunk:
-                    break
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    text = line.decode("utf-8", errors="replace").rstrip("\r")
-                    log_append(deployment, text)
-                    tail = (tail + [text])[-5:]
-        if buffer:
-            log_append(deployment, buffer.decode("utf-8", errors="replace"))
-        code = proc.wait(timeout=max(1, deadline - time.monotonic()))
-    except (BuildFailed, BuildCanceled, subprocess.TimeoutExpired):
-        _kill(proc)
-        raise
-    finally:
-        selector.close()
-    if code != 0:
-        raise BuildFailed(f"`{command}` exited with {code}: " + " | ".join(tail)[-500:])
-
-
-def _kill(proc) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
-
-
-def deployment_build(*, deployment_id: str) -> str:
-    """The whole pipeline; returns the final status. Idempotent: only a queued deployment is built."""
+def deployment_build(*, deployment_id: str) -> BuildJob | None:
+    """Prepare the build of a queued deployment and leave its job for a builder; None when there is nothing to
+    build (taken already, or it ended `error` here: an unreadable repository, a missing root directory)."""
     from platform_app.services.projects.detection import detect
-    from platform_app.services.env.env import env_resolve, env_snapshot
-    from platform_app.services.providers.git_cli import git_clone, git_ls_remote
+    from platform_app.services.providers.git_cli import git_archive, git_clone, git_ls_remote
     from platform_app.services.providers.git_urls import git_remote_for_project
 
     deployment = _claim(deployment_id)
     if deployment is None:
-        return "skipped"
+        return None
     project: Project = deployment.project
     settings.BUILD_ROOT.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"{deployment.pk}-", dir=settings.BUILD_ROOT))
-    deadline = time.monotonic() + settings.BUILD_TIMEOUT_SECONDS
     try:
         try:
             # Checked again at every build: a hosted path must stay inside the workspace's folder, and a
@@ -125,7 +64,7 @@ def deployment_build(*, deployment_id: str) -> str:
         Deployment.objects.filter(pk=deployment.pk).update(commit_sha=sha)
         deployment.commit_sha = sha
         root = (scratch / "src" / project.root_directory).resolve()
-        if not str(root).startswith(str(scratch)) or not root.is_dir():
+        if not root.is_relative_to(scratch / "src") or not root.is_dir():
             raise BuildFailed(f"The root directory {project.root_directory!r} does not exist in the repository.")
         detection = detect(root)
         install = project.install_command or detection.install_command
@@ -133,29 +72,24 @@ def deployment_build(*, deployment_id: str) -> str:
         output = project.output_directory or detection.output_directory or "."
         log_append(deployment, f"Detected {detection.framework} ({', '.join(detection.evidence) or 'no evidence'})",
                    stream="system")
-        variables = env_resolve(project=project, environment=deployment.env, branch=deployment.branch)
         _scan(project, deployment, scratch / "src", sha)
-        env = _clean_env(variables)
-        for command in (install, build):
-            if command:
-                run_step(deployment, command, cwd=root, env=env, deadline=deadline)
-        out_dir = (root / output).resolve()
-        if not out_dir.is_dir() or not str(out_dir).startswith(str(root)):
-            raise BuildFailed(f"The output directory {output!r} was not produced by the build.")
-        artifact = settings.ARTIFACT_ROOT / deployment.pk
-        shutil.rmtree(artifact, ignore_errors=True)
-        shutil.copytree(out_dir, artifact, ignore=shutil.ignore_patterns(".git"))
-        snapshot = {"commit": sha, "framework": detection.framework, "install": install, "build": build,
-                    "output": output, "start": project.start_command or detection.start_command,
-                    "env": env_snapshot(project=project, environment=deployment.env, branch=deployment.branch)}
-        return _finish_ready(deployment, artifact, detection.framework, snapshot)
-    except BuildCanceled:
-        log_append(deployment, "Build canceled.", stream="system")
-        return S.CANCELED
+        source = scratch / "source.tar.gz"
+        git_archive(scratch / "src", source)
+        spec = {"root": root.relative_to((scratch / "src").resolve()).as_posix(), "output": output,
+                "runtime": detection.runtime, "commands": [c for c in (install, build) if c], "label": project.slug,
+                "framework": detection.framework, "start": project.start_command or detection.start_command,
+                "install": install, "build": build}
+        # The source waits in artifact storage for the builder that claims the job (build_jobs.py).
+        job = BuildJob.objects.create(deployment=deployment, spec=spec,
+                                      source=artifacts.source_store(deployment_id=deployment.pk, path=source))
     except BuildFailed as exc:
-        return _finish_error(deployment, str(exc))
+        _finish_error(deployment, str(exc))
+        return None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if not settings.BUILD_INLINE:
+        log_append(deployment, "Waiting for a builder.", stream="system")
+    return job
 
 
 def _scan(project, deployment, repo_dir, sha):
@@ -167,14 +101,14 @@ def _scan(project, deployment, repo_dir, sha):
 
 
 @transaction.atomic
-def _finish_ready(deployment, artifact: Path, framework: str, snapshot: dict) -> str:
+def _finish_ready(deployment, *, framework: str, snapshot: dict) -> str:
     row = Deployment.objects.select_for_update().get(pk=deployment.pk)
     if row.status != S.BUILDING:  # canceled, or ended by the reaper meanwhile: that outcome stands
-        shutil.rmtree(artifact, ignore_errors=True)
+        shutil.rmtree(Path(settings.ARTIFACT_ROOT) / row.pk, ignore_errors=True)
         return row.status
     now = timezone.now()
     row.status, row.ready_at, row.finished_at = S.READY, now, now
-    row.artifact_path, row.framework, row.snapshot = str(artifact.relative_to(settings.ARTIFACT_ROOT)), framework, snapshot
+    row.artifact_path, row.framework, row.snapshot = row.pk, framework, snapshot
     row.save()
     if row.env == "production":
         Project.objects.filter(pk=row.project_id).update(production_deployment=row)

@@ -18,6 +18,18 @@ def log_append(deployment, text: str, stream: str = "build") -> LogLine:
     return line
 
 
+def log_extend(deployment, lines: list[tuple[str, str]]) -> int:
+    """Append (stream, text) lines in one write (a builder's batch); how many."""
+    if not lines:
+        return 0
+    last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"] or 0
+    rows = LogLine.objects.bulk_create([
+        LogLine(deployment=deployment, seq=last + i, stream=stream if stream in ("build", "system") else "build",
+                text=text[:10000]) for i, (stream, text) in enumerate(lines, 1)])
+    log_publish(rows[-1])
+    return len(rows)
+
+
 def log_channel(deployment_id: str) -> str:
     return f"deployment-logs:{deployment_id}"
 

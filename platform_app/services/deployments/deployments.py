@@ -159,14 +159,18 @@ def _reap(deployment, message: str, event: str) -> bool:
 def deployments_reap_stuck() -> int:
     """A build whose worker died (its lease went stale) or that ran past BUILD_STUCK_AFTER_SECONDS ends in
     error instead of building forever. Only a row still in the state it was read in is ended."""
+    from platform_app.models import BuildJob
+
     cutoff = timezone.now() - timedelta(seconds=settings.BUILD_STUCK_AFTER_SECONDS)
     running = Deployment.objects.filter(status__in=[S.BUILDING, S.DEPLOYING]).only("pk", "status", "started_at")
+    # A job waiting for a builder holds no lease: BUILD_CLAIM_TIMEOUT_SECONDS ends it (build_jobs_expire).
+    waiting = set(BuildJob.objects.filter(state=BuildJob.State.PENDING).values_list("pk", flat=True))
     reaped = 0
     for deployment in running:
         if deployment.started_at and deployment.started_at < cutoff:
             reaped += _reap(deployment, "The build stopped reporting and was ended.",
                             "reaped: no progress past the build limit")
-        elif deployment.status == S.BUILDING and _lease_lost(deployment.pk):
+        elif deployment.status == S.BUILDING and deployment.pk not in waiting and _lease_lost(deployment.pk):
             reaped += _reap(deployment, "The worker running the build stopped (no heartbeat); trigger it again.",
                             f"reaped: no heartbeat for {settings.BUILD_LEASE_SECONDS:g}s")
     return reaped

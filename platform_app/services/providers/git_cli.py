@@ -112,7 +112,9 @@ def git_clone(remote: GitRemote, *, branch: str | None, dest: Path, timeout: int
     Any failure is 400 `git_unreachable`; git's reason goes to the log only."""
     if branch is not None and (not branch or branch.startswith("-")):
         raise ValidationFailed("Not a branch name.", details={"branch": ["Invalid branch."]})
-    args = ["clone", "--quiet"] + ([] if checkout else ["--no-checkout"])
+    # Links are checked out as small files holding their target: nothing the platform reads in a clone
+    # (detection, the secret scanner) follows one out. The build's archive keeps them (git_archive).
+    args = ["-c", "core.symlinks=false", "clone", "--quiet"] + ([] if checkout else ["--no-checkout"])
     if branch is not None:
         args += ["--single-branch", "--branch", branch]
     if depth:
@@ -122,4 +124,14 @@ def git_clone(remote: GitRemote, *, branch: str | None, dest: Path, timeout: int
         return run_git(["rev-parse", "HEAD"], cwd=dest, timeout=timeout).strip()
     except GitCommandFailed as exc:
         logger.warning("git clone of %s failed: %s", remote.label, exc.message)
+        raise GitUnreachable()
+
+
+def git_archive(repo: Path, dest: Path) -> None:
+    """HEAD of the checked-out `repo` as a tar.gz at `dest`, from git's objects (links as links, no .git):
+    what a builder unpacks."""
+    try:
+        run_git(["archive", "--format=tar.gz", "-o", str(dest), "HEAD"], cwd=repo)
+    except GitCommandFailed as exc:
+        logger.warning("git archive of %s failed: %s", repo, exc.message)
         raise GitUnreachable()

@@ -35,12 +35,14 @@ def _wait_for(url_host, base, timeout=15):
 
 
 def test_python_app_runs_on_a_local_agent_and_answers_through_the_edge(live_server, runtime_project, workspace,
-                                                                       as_user, alice):
-    from platform_app.agent_runner import AgentRunner
+                                                                       as_user, alice, tmp_path):
+    from platform_app.nodes.agent import Agent
+    from platform_app.services.deployments.build_jobs import build_runner
 
     project, deployment = runtime_project
     _, token = agent_invite_create(workspace=workspace)
-    runner = AgentRunner.join(server=live_server.url, token=token, name="local", capacity=2)
+    runner = Agent.join(server=live_server.url, token=token, name="local", runner=build_runner(),
+                        data_dir=tmp_path / "node", capacity=2)
     try:
         body = runner.step()
         assert [a["deploymentId"] for a in body["assignments"]] == [deployment.pk]
@@ -60,7 +62,7 @@ def test_python_app_runs_on_a_local_agent_and_answers_through_the_edge(live_serv
         nodes = client.get("/v1/orgs/acme/agents").json()["items"]
         assert nodes[0]["running"] == 1
     finally:
-        pids = [p.popen.pid for p in runner.processes.values()]
+        pids = [inst.sandboxed.pid for inst in runner.instances.values()]
         runner.leave()
     assert AgentNode.objects.get().status == "left"
     assert Instance.objects.get().status == "stopped"

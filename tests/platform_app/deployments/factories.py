@@ -5,8 +5,8 @@ import factory
 from django.utils import timezone
 from factory.django import DjangoModelFactory
 
-from platform_app.models import (Deployment, DeployHook, DeploymentEvent, DoctorReport, LogLine, RuntimeLogLine,
-                                 WebhookDelivery)
+from platform_app.models import (BuildJob, Deployment, DeployHook, DeploymentEvent, DoctorReport, LogLine,
+                                 RuntimeLogLine, WebhookDelivery)
 from platform_app.services.identity.keys import sha256_hex
 from tests.factories import WorkspaceFactory
 from tests.platform_app.projects.factories import ProjectFactory
@@ -76,3 +76,16 @@ class DoctorReportFactory(DjangoModelFactory[DoctorReport]):
         model = DoctorReport
 
     deployment = factory.SubFactory(DeploymentFactory, status=Deployment.Status.ERROR)
+
+
+class BuildJobFactory(DjangoModelFactory[BuildJob]):
+    """A pending job of a building deployment (no source archive behind it)."""
+
+    class Meta:
+        model = BuildJob
+
+    deployment = factory.SubFactory(DeploymentFactory, status=Deployment.Status.BUILDING)
+    spec = factory.LazyFunction(lambda: {"root": "", "output": ".", "runtime": "static", "commands": [],
+                                         "label": "site", "framework": "static", "start": "", "install": "",
+                                         "build": ""})
+    source = factory.LazyAttribute(lambda o: f"sources/{o.deployment.pk}.tar.gz")

@@ -100,9 +100,9 @@ def test_cancel_of_a_queued_build_is_immediate_and_of_a_finished_one_409(alice_c
     assert alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}").json()["queuePosition"] == 1
     resp = alice_client.post(f"/v1/orgs/acme/deployments/{deployment.pk}/cancel")
     assert resp.status_code == 201 and resp.json()["status"] == "canceled"
-    from platform_app.services.deployments.builds import deployment_build
+    from platform_app.tasks.deployments import deployment_build
 
-    assert deployment_build(deployment_id=deployment.pk) == "skipped"  # the queued task finds it canceled
+    assert deployment_build(deployment.pk) == "skipped"  # the queued task finds it canceled
     again = alice_client.post(f"/v1/orgs/acme/deployments/{deployment.pk}/cancel")
     assert again.status_code == 409
 
@@ -113,7 +113,7 @@ def test_cancel_of_a_running_build_kills_its_process_group(transactional_db, ali
 
     if connection.vendor != "postgresql":
         pytest.skip("two threads writing at once need PostgreSQL (CI sets DATABASE_URL)")
-    from platform_app.services.deployments.builds import deployment_build
+    from platform_app.tasks.deployments import deployment_build
 
     project.build_command = "sleep 32.5 & sleep 32.5; wait"
     project.save()
@@ -122,7 +122,7 @@ def test_cancel_of_a_running_build_kills_its_process_group(transactional_db, ali
     result = {}
     def build():
         try:
-            result.update(status=deployment_build(deployment_id=deployment.pk))
+            result.update(status=deployment_build(deployment.pk))
         finally:
             connection.close()
 

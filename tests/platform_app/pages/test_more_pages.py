@@ -67,7 +67,7 @@ def test_agents_page_lists_and_makes_a_join_token(owner, viewer, workspace):
     assert b"Add a machine" not in viewer.get("/dashboard/acme/agents/").content
     assert viewer.post("/dashboard/acme/agents/").status_code == 403
     resp = owner.post("/dashboard/acme/agents/")
-    assert resp.status_code == 201 and b"manage.py agent --join agj_" in resp.content
+    assert resp.status_code == 201 and b"python -m platform_app.nodes --server http://localhost:8000 --join agj_" in resp.content
     assert AgentInvite.objects.filter(workspace=workspace).count() == 1
 
 

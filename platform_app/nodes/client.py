@@ -1,0 +1,91 @@
+"""A node's only way to the platform: its HTTP API, with the node's own token (and a build job's token).
+
+Routes (docs/isolation.md): `POST /v1/agents/join`, `/v1/agents/{node}/heartbeat`, `/leave`,
+`/builds/claim` (long poll), `GET /v1/agents/{node}/artifacts/{deployment}`; per build job
+`GET /v1/builds/{deployment}/source`, `POST .../logs`, `PUT .../artifact`, `POST .../finish`.
+"""
+from pathlib import Path
+
+import httpx
+
+from platform_app.nodes.builder import BuildFailed, BuildLink
+
+
+class PlatformClient:
+    """The node's session with the platform."""
+
+    def __init__(self, server: str, node_id: str, node_token: str, *, timeout: float = 30.0):
+        self.server, self.node_id = server.rstrip("/"), node_id
+        self.http = httpx.Client(base_url=self.server, headers={"Authorization": f"Bearer {node_token}"},
+                                 timeout=timeout, trust_env=False)
+
+    @classmethod
+    def join(cls, *, server: str, token: str, name: str, capabilities: list[str], capacity: int, host: str,
+             sandbox: dict) -> "PlatformClient":
+        resp = httpx.post(f"{server.rstrip('/')}/v1/agents/join", timeout=15, trust_env=False,
+                          json={"token": token, "name": name, "runtimes": capabilities, "capacity": capacity,
+                                "host": host, "sandbox": sandbox})
+        resp.raise_for_status()
+        body = resp.json()
+        return cls(server, body["nodeId"], body["nodeToken"])
+
+    def heartbeat(self, payload: dict) -> dict:
+        resp = self.http.post(f"/v1/agents/{self.node_id}/heartbeat", json=payload)
+        resp.raise_for_status()
+        return resp.json()
+
+    def leave(self) -> None:
+        self.http.post(f"/v1/agents/{self.node_id}/leave")
+
+    def claim(self, wait: float) -> dict | None:
+        """The next build job for this node, waiting up to `wait` seconds for one; None when there is none."""
+        resp = self.http.post(f"/v1/agents/{self.node_id}/builds/claim", json={"wait": wait},
+                              timeout=wait + 30)
+        resp.raise_for_status()
+        return resp.json() if resp.status_code == 200 else None
+
+    def download_artifact(self, url: str, dest: Path) -> None:
+        """A deployment's archive (the platform answers it, or redirects to object storage) into `dest`."""
+        with self.http.stream("GET", url, follow_redirects=True, timeout=300) as resp:
+            resp.raise_for_status()
+            with open(dest, "wb") as out:
+                for chunk in resp.iter_bytes(1 << 20):
+                    out.write(chunk)
+
+
+class HttpBuildLink(BuildLink):
+    """A build job's routes, authenticated by the job's token (valid while the build runs)."""
+
+    def __init__(self, client: PlatformClient):
+        self.client = client
+
+    def _auth(self, job: dict) -> dict:
+        return {"Authorization": f"Bearer {job['token']}"}
+
+    def fetch_source(self, job: dict, dest: Path) -> None:
+        with self.client.http.stream("GET", f"/v1/builds/{job['id']}/source", headers=self._auth(job),
+                                     timeout=300) as resp:
+            resp.raise_for_status()
+            with open(dest, "wb") as out:
+                for chunk in resp.iter_bytes(1 << 20):
+                    out.write(chunk)
+
+    def log(self, job: dict, lines: list[tuple[str, str]]) -> bool:
+        resp = self.client.http.post(f"/v1/builds/{job['id']}/logs", headers=self._auth(job),
+                                     json={"lines": [{"stream": s, "text": t} for s, t in lines]})
+        resp.raise_for_status()
+        return bool(resp.json().get("canceled"))
+
+    def upload(self, job: dict, archive: Path) -> None:
+        with open(archive, "rb") as body:
+            resp = self.client.http.put(f"/v1/builds/{job['id']}/artifact", content=body, timeout=300,
+                                        headers={**self._auth(job), "Content-Type": "application/gzip",
+                                                 "Content-Length": str(archive.stat().st_size)})
+        if resp.status_code == 400:  # the platform's own check refused it (and ended the deployment)
+            raise BuildFailed(resp.json().get("message") or "The output was refused.")
+        resp.raise_for_status()
+
+    def finish(self, job: dict, status: str, message: str, sandbox: dict) -> None:
+        resp = self.client.http.post(f"/v1/builds/{job['id']}/finish", headers=self._auth(job),
+                                     json={"status": status, "message": message[:2000], "sandbox": sandbox})
+        resp.raise_for_status()

@@ -1,0 +1,202 @@
+"""Files out of a sandbox, and into one, as data: gzipped tar archives that never carry a link out.
+
+`pack(base, relative, out)` archives the folder `base/relative` as a sandbox left it. Every component is opened
+relative to the one before with O_NOFOLLOW and every entry is read by descriptor, so no link, however it was
+planted, is followed: a symbolic link is kept only when it is relative and points inside the folder; one
+pointing out (`/proc/self/environ`, `/`, `../../key.pem`), a hard link shared with a file outside the folder,
+a device, a fifo or a socket refuse the whole archive, naming the path (`Refused`). A fifo is opened without
+blocking, so it cannot stall the packer. Size and file count are bounded.
+
+`unpack(src, dest)` extracts such an archive with the same rules (Python's `data` filter on top), into a fresh
+folder that replaces `dest` only once everything is in: what a builder uploads, a node downloads, and the
+platform serves, whoever made it.
+"""
+import io
+import os
+import posixpath
+import shutil
+import stat
+import tarfile
+import tempfile
+from pathlib import Path
+
+FILE_MODE, DIR_MODE = 0o644, 0o755
+
+
+class Refused(Exception):
+    """An archive that breaks the rules: `path` inside it, and why."""
+
+    def __init__(self, path: str, reason: str):
+        self.path, self.reason = path, reason
+        super().__init__(f"{path}: {reason}" if path else reason)
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:.0f} MB" if n >= 1024 * 1024 else f"{n} bytes"
+
+
+def link_inside(name: str, target: str) -> bool:
+    """Whether a symbolic link at `name` (relative to the folder) pointing at `target` stays inside it."""
+    if not target or target.startswith("/") or "\0" in target:
+        return False
+    resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+    return resolved != ".." and not resolved.startswith("../") and not resolved.startswith("/")
+
+
+def _open_folder(base: Path, relative: str) -> int:
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    for part in Path(relative).parts:
+        if part in ("", "."):
+            continue
+        if part == ".." or "/" in part:
+            os.close(fd)
+            raise Refused(relative, "the folder must be inside the workspace")
+        try:
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError:
+            os.close(fd)
+            raise Refused(relative, "not a folder the build produced (a missing folder, a file or a link)")
+        os.close(fd)
+        fd = nxt
+    return fd
+
+
+def pack(base: Path, relative: str, out, *, max_bytes: int, max_files: int, skip=(".git",)) -> dict:
+    """Write `base/relative` as a tar.gz to the binary file `out`; {"files", "bytes"}. Refused on a rule."""
+    root = _open_folder(Path(base), relative or ".")
+    counted = {"files": 0, "bytes": 0}
+    hard_links: dict[tuple, list] = {}   # (dev, inode) -> [nlink, paths seen]
+    with tarfile.open(fileobj=out, mode="w:gz", compresslevel=6, format=tarfile.PAX_FORMAT) as tar:
+        try:
+            _pack_folder(tar, root, "", counted, hard_links, max_bytes, max_files, set(skip))
+        finally:
+            os.close(root)
+        for (nlink, paths) in hard_links.values():
+            if len(paths) < nlink:
+                raise Refused(paths[0], "a hard link to a file outside the output")
+    return counted
+
+
+def _pack_folder(tar, fd, prefix, counted, hard_links, max_bytes, max_files, skip) -> None:
+    for name in sorted(os.listdir(fd)):
+        if not prefix and name in skip:
+            continue
+        path = f"{prefix}{name}"
+        counted["files"] += 1
+        if counted["files"] > max_files:
+            raise Refused(path, f"more than {max_files} files")
+        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        entry = tarfile.TarInfo(path)
+        entry.mtime, entry.uid, entry.gid, entry.uname, entry.gname = int(info.st_mtime), 0, 0, "", ""
+        if stat.S_ISLNK(info.st_mode):
+            target = os.readlink(name, dir_fd=fd)
+            if not link_inside(path, target):
+                raise Refused(path, f"a link to {target[:200]}, outside the output")
+            entry.type, entry.linkname, entry.mode = tarfile.SYMTYPE, target, 0o777
+            tar.addfile(entry)
+        elif stat.S_ISDIR(info.st_mode):
+            entry.type, entry.mode = tarfile.DIRTYPE, DIR_MODE
+            tar.addfile(entry)
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            try:
+                _pack_folder(tar, child, path + "/", counted, hard_links, max_bytes, max_files, skip)
+            finally:
+                os.close(child)
+        elif stat.S_ISREG(info.st_mode):
+            file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+            with os.fdopen(file_fd, "rb") as handle:
+                opened = os.fstat(handle.fileno())
+                if not stat.S_ISREG(opened.st_mode) or opened.st_ino != info.st_ino:
+                    raise Refused(path, "changed while it was read")
+                if opened.st_nlink > 1:
+                    seen = hard_links.setdefault((opened.st_dev, opened.st_ino), [opened.st_nlink, []])
+                    seen[1].append(path)
+                counted["bytes"] += opened.st_size
+                if counted["bytes"] > max_bytes:
+                    raise Refused(path, f"the output is larger than {_size(max_bytes)}")
+                entry.size, entry.mode = opened.st_size, 0o755 if opened.st_mode & 0o100 else FILE_MODE
+                tar.addfile(entry, _Exactly(handle, opened.st_size))
+        else:
+            kind = "a fifo" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device"
+            raise Refused(path, f"{kind}, not a file")
+
+
+class _Exactly(io.RawIOBase):
+    """`size` bytes of a file that might change under us: padded or cut to what the header promised."""
+
+    def __init__(self, handle, size: int):
+        self.handle, self.left = handle, size
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer) -> int:
+        want = min(len(buffer), self.left)
+        if want <= 0:
+            return 0
+        chunk = self.handle.read(want) or b"\0" * want
+        buffer[:len(chunk)] = chunk
+        self.left -= len(chunk)
+        return len(chunk)
+
+    def read(self, size=-1):
+        size = self.left if size is None or size < 0 else size
+        data = bytearray(min(size, self.left))
+        n = self.readinto(data)
+        return bytes(data[:n])
+
+
+def _check(member: tarfile.TarInfo, counted: dict, max_bytes: int, max_files: int) -> None:
+    name = member.name
+    parts = name.split("/")
+    if (not name or name.startswith("/") or "\0" in name or len(name) > 4096 or ".." in parts
+            or any(len(p.encode()) > 255 for p in parts)):
+        raise Refused(name[:200], "not a plain relative path")
+    counted["files"] += 1
+    if counted["files"] > max_files:
+        raise Refused(name, f"more than {max_files} files")
+    if member.issym():
+        if not link_inside(name, member.linkname):
+            raise Refused(name, f"a link to {member.linkname[:200]}, outside the archive")
+    elif member.isfile():
+        counted["bytes"] += member.size
+        if counted["bytes"] > max_bytes:
+            raise Refused(name, f"larger than {_size(max_bytes)} in all")
+    elif not member.isdir():
+        raise Refused(name, "a hard link, device or fifo, not a file")
+
+
+def unpack(src, dest: Path, *, max_bytes: int, max_files: int, skip_bad_links: bool = False) -> list[str]:
+    """Extract the tar.gz read from `src` into `dest` (replaced whole); the paths of links it skipped (with
+    `skip_bad_links`: a repository's links out of it are dropped, not refused). Refused on any other rule."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    counted, skipped = {"files": 0, "bytes": 0}, []
+    try:
+        with tarfile.open(fileobj=src, mode="r|gz") as tar:
+            for member in tar:
+                try:
+                    _check(member, counted, max_bytes, max_files)
+                except Refused as exc:
+                    if skip_bad_links and member.issym() and exc.path == member.name:
+                        skipped.append(member.name)
+                        continue
+                    raise
+                try:
+                    tar.extract(member, staging, set_attrs=False, filter="data")
+                except (tarfile.FilterError, OSError) as exc:
+                    raise Refused(member.name, f"cannot be extracted ({exc.__class__.__name__})")
+                if member.isfile() and member.mode & 0o100:
+                    os.chmod(staging / member.name, 0o755)
+        staging.chmod(DIR_MODE)
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(staging, dest)
+    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise Refused("", f"not a readable tar.gz archive ({exc.__class__.__name__})")
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return skipped
