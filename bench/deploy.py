@@ -1,111 +1,113 @@
-"""Deployment figures, measured in one run on this machine.
+"""Trigger → ready of the static-site template through the whole stack, with the sandbox and without it.
 
-    .venv/bin/python bench/deploy.py [LINES]
+    .venv/bin/python bench/deploy.py [--deployments 20] [--parallel 4]
 
-1. trigger → ready for the static-site template (clone, detect, build, artifact), five times;
-2. latency from a log line written to its arrival on the SSE stream, p50/p95 over LINES lines (Redis pub/sub when
-   REDIS_URL is set, polling otherwise);
-3. edge requests/s for a small page next to a plain Django view returning the same file.
-Everything runs in-process on a fresh SQLite database (or DATABASE_URL), builds eagerly.
+The production server, the Celery workers (as the Procfile runs them) and a builder node (`python -m
+platform_app.nodes --build N`, a process of its own holding no platform setting) serve a scratch database
+(bench/harness.py). Each phase joins a fresh builder, with SANDBOX_RUNNER=bubblewrap and then =none, and
+triggers `--deployments` deployments of one static-site project through the API, `--parallel` at a time; a
+deployment's time is its `readyAt` minus its `createdAt`, as the platform recorded them. Printed: median and p95
+per phase, and what the sandbox adds.
 """
+import argparse
 import os
+import secrets
 import statistics
+import subprocess
 import sys
-import tempfile
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DATA_DIR", tempfile.mkdtemp(prefix="bench-deploy-"))
-os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
-os.environ["CELERY_TASK_ALWAYS_EAGER"] = "true"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import django  # noqa: E402
-
-django.setup()
-
-from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
-from django.http import FileResponse  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.urls import include, path  # noqa: E402
-
-from platform_app.models import Deployment, User, Workspace  # noqa: E402
-
-PAGE = {}
+from bench.harness import ROOT, VENV, Bench, bench_arguments  # noqa: E402
 
 
-def plain(request):
-    return FileResponse(open(PAGE["file"], "rb"), content_type="text/html")
+def _seconds(start: str, end: str) -> float:
+    parse = lambda s: datetime.fromisoformat(s.replace("Z", "+00:00"))  # noqa: E731
+    return (parse(end) - parse(start)).total_seconds()
 
 
-urlpatterns = [path("plain", plain), path("", include("config.urls"))]
+def _phase(bench: Bench, client, project_url: str, *, runner: str, count: int, parallel: int) -> list[float]:
+    from platform_app.services.agents.agents import agent_invite_create
+
+    _, token = agent_invite_create(workspace=None)
+    env = {"PATH": os.environ["PATH"], "HOME": str(bench.data_dir), "PYTHONPATH": str(ROOT), "LANG": "C.UTF-8",
+           "SANDBOX_RUNNER": runner, "SANDBOX_ALLOW_NONE": "true" if runner == "none" else "false"}
+    bench.data_dir.chmod(0o711)  # the sandbox's own user walks down to the builder's folders
+    folder = bench.data_dir / f"builder-{runner}-{secrets.token_hex(3)}"
+    folder.mkdir()
+    log = folder.with_suffix(".log")
+    node = subprocess.Popen([str(VENV / "python"), "-m", "platform_app.nodes", "--server", bench.url, "--join",
+                             token, "--name", f"bench-{runner}", "--build", str(parallel), "--no-run",
+                             "--data-dir", str(folder)], cwd=folder, env=env, stdout=open(log, "wb"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    bench.procs.append((f"builder-{runner}", node, log))
+    while b" joined " not in log.read_bytes():
+        if node.poll() is not None:
+            raise RuntimeError(log.read_text())
+        time.sleep(0.2)
+
+    def one(_):
+        created = client.post(project_url, json={"env": "production"}).json()
+        url = created["url"].rsplit("/", 1)[0]
+        while True:
+            body = client.get(f"/v1/orgs/bench/deployments/{created['id']}").json()
+            if body["status"] in ("ready", "error"):
+                assert body["status"] == "ready", body["errorMessage"]
+                return _seconds(body["createdAt"], body["readyAt"])
+            time.sleep(0.05)
+            assert url
+
+    one(None)  # a first build warms the builder's imports and the page cache
+    with ThreadPoolExecutor(parallel) as pool:
+        times = list(pool.map(one, range(count)))
+    bench._stop(node)
+    return times
 
 
-def main(lines: int) -> None:
-    from platform_app.services.deployments.log_stream import log_stream_open
-    from platform_app.services.deployments.deployments import deployment_trigger, log_append
-    from platform_app.services.projects.projects import project_create_from_template
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    bench_arguments(parser)
+    parser.add_argument("--deployments", type=int, default=20)
+    parser.add_argument("--parallel", type=int, default=4)
+    args = parser.parse_args()
+    import logging
 
-    settings.ROOT_URLCONF = __name__
-    call_command("migrate", verbosity=0)
-    user = User.objects.create_user(email="bench@example.com", password="bench-password-1")
-    workspace = Workspace.objects.create(name="Bench", slug="bench")
-    project = project_create_from_template(workspace=workspace, actor=user, name="site", template="static-site")
-    print(f"database: {connection.vendor}; builds eager in-process; log follow: "
-          f"{'Redis pub/sub' if settings.REDIS_URL else 'polling'}")
+    import httpx
 
-    times = []
-    for _ in range(5):
-        start = time.perf_counter()
-        deployment_trigger(project=project, env="production", branch=None, trigger="api")
-        times.append(time.perf_counter() - start)
-        assert Deployment.objects.latest("created_at").status == "ready"
-    print(f"trigger → ready (static-site): mean {statistics.mean(times) * 1000:.0f} ms, "
-          f"min {min(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms over {len(times)} builds")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    with Bench("deploy", args, celery=True) as bench:
+        from platform_app.models import User
+        from platform_app.services.identity.tokens import api_token_create
+        from platform_app.services.projects.projects import project_create_from_template, project_update
+        from platform_app.services.teams.workspaces import workspace_create
 
-    deployment = Deployment.objects.create(project=project, env="preview", branch="main", status="building")
-    sent = {}
-
-    def writer():
-        for i in range(lines):
-            sent[i] = time.perf_counter()
-            log_append(deployment, f"line {i}")
-            time.sleep(0.005)
-        Deployment.objects.filter(pk=deployment.pk).update(status="ready")
-        connection.close()
-
-    latencies = []
-    thread = threading.Thread(target=writer)
-    thread.start()
-    for raw in log_stream_open(deployment_id=deployment.pk, asynchronous=False, poll=0.05):
-        chunk = raw.decode()
-        if chunk.startswith("id:"):
-            index = int(chunk.split("data: line ", 1)[1])
-            latencies.append(time.perf_counter() - sent[index])
-    thread.join()
-    q = statistics.quantiles(latencies, n=20)
-    print(f"log line → SSE stream: p50 {statistics.median(latencies) * 1000:.1f} ms, p95 {q[-1] * 1000:.1f} ms "
-          f"over {len(latencies)} lines")
-
-    live = Deployment.objects.filter(project=project, status="ready", env="production").latest("ready_at")
-    PAGE["file"] = settings.ARTIFACT_ROOT / live.artifact_path / "index.html"
-    client = Client()
-    n = 2000
-    for label, call in (("edge (http://site.localhost/)", lambda: client.get("/", HTTP_HOST="site.localhost")),
-                        ("plain Django view, same file", lambda: client.get("/plain"))):
-        assert call().status_code == 200
-        start = time.perf_counter()
-        for _ in range(n):
-            call()
-        rate = n / (time.perf_counter() - start)
-        PAGE[label] = rate
-        print(f"{label:<32} {rate:8.0f} req/s")
-    print(f"edge / plain view = {PAGE['edge (http://site.localhost/)'] / PAGE['plain Django view, same file']:.2f}")
+        user = User.objects.create_user(email="bench@example.com", password="bench-password-2026", name="Bench")
+        workspace = workspace_create(user=user, name="Bench", slug="bench")
+        _, token = api_token_create(user=user, name="bench", scopes=["admin"], expires=None, workspace=workspace)
+        # the template as shipped (its files are the output: no command runs), and with a one-line build step
+        template = project_create_from_template(workspace=workspace, actor=user, name="site", template="static-site")
+        step = project_create_from_template(workspace=workspace, actor=user, name="step", template="static-site")
+        project_update(project=step, actor=user, build_command="mkdir -p out && cp *.html *.css out/",
+                       output_directory="out")
+        bench.serve()
+        client = httpx.Client(base_url=bench.url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        print(f"{args.deployments} deployments per line, {args.parallel} at once")
+        for project, what in ((template, "static-site template"), (step, "static site with a build step")):
+            url, figures = f"/v1/orgs/bench/projects/{project.pk}/deployments", {}
+            for runner in ("bubblewrap", "none"):
+                times = _phase(bench, client, url, runner=runner, count=args.deployments, parallel=args.parallel)
+                figures[runner] = (statistics.median(times), statistics.quantiles(times, n=20)[-1])
+                label = f"{what}, {'sandbox' if runner == 'bubblewrap' else 'no sandbox'}"
+                print(f"trigger -> ready, {label:<44} median {figures[runner][0] * 1000:6.0f} ms  "
+                      f"p95 {figures[runner][1] * 1000:6.0f} ms  (min {min(times) * 1000:.0f}, "
+                      f"max {max(times) * 1000:.0f})", flush=True)
+            print(f"  the sandbox adds {(figures['bubblewrap'][0] - figures['none'][0]) * 1000:.0f} ms at the median, "
+                  f"{(figures['bubblewrap'][1] - figures['none'][1]) * 1000:.0f} ms at p95", flush=True)
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    main()

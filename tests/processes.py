@@ -85,8 +85,8 @@ def django_script(env: dict, code: str, timeout: float = 300):
 class Process:
     """A child in its own process group, output in `<log_dir>/<name>.log`."""
 
-    def __init__(self, name: str, argv: list, *, env: dict, log_dir: Path):
-        self.name, self.argv, self.env = name, [str(a) for a in argv], env
+    def __init__(self, name: str, argv: list, *, env: dict, log_dir: Path, cwd: Path = ROOT):
+        self.name, self.argv, self.env, self.cwd = name, [str(a) for a in argv], env, cwd
         self.log_path = Path(log_dir) / f"{name}.log"
         self.popen = None
 
@@ -94,7 +94,7 @@ class Process:
         with open(self.log_path, "ab") as log:
             log.write(f"\n=== start {time.strftime('%H:%M:%S')}: {' '.join(self.argv)}\n".encode())
             log.flush()
-            self.popen = subprocess.Popen(self.argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            self.popen = subprocess.Popen(self.argv, cwd=self.cwd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                                           stdin=subprocess.DEVNULL, start_new_session=True)
         return self
 
@@ -187,6 +187,20 @@ def start_worker(*, env: dict, log_dir: Path, name: str = "worker", timeout: flo
                              "-n", f"{name}-{secrets.token_hex(3)}@%h", "--without-mingle", "--without-gossip"],
                       env=env, log_dir=log_dir).start()
     process.wait_for_log(" ready.", timeout=timeout)
+    return process
+
+
+def start_node(*, server: str, join: str, data_dir: Path, log_dir: Path, name: str = "node", build: int = 0,
+               run: bool = True, timeout: float = 60, **environment) -> Process:
+    """`python -m platform_app.nodes`, as on a machine of its own: started from its own folder, with no variable
+    of the platform's (only PATH, HOME, LANG, where to find the code, and `environment`); returned once joined."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(data_dir), "LANG": "C.UTF-8",
+           "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **{k: str(v) for k, v in environment.items()}}
+    argv = [PYTHON, "-m", "platform_app.nodes", "--server", server, "--join", join, "--name", name,
+            "--data-dir", data_dir, "--build", build, "--claim-wait", 2] + ([] if run else ["--no-run"])
+    process = Process(name, argv, env=env, log_dir=log_dir, cwd=data_dir).start()
+    process.wait_for_log(" joined ", timeout=timeout)
     return process
 
 

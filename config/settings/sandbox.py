@@ -47,6 +47,7 @@ if ARTIFACTS_S3_BUCKET:
         "secret_key": env("ARTIFACTS_S3_SECRET_ACCESS_KEY", default="") or None,
         "region_name": env("ARTIFACTS_S3_REGION", default="us-east-1"),
         "querystring_auth": True,
+        "signature_version": "s3v4",
         "querystring_expire": env.int("ARTIFACTS_S3_URL_SECONDS", default=300),
         "file_overwrite": True,
         "default_acl": None,

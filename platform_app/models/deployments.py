@@ -218,6 +218,7 @@ class BuildJob(models.Model):
     token_hash = models.CharField(max_length=64, blank=True, db_index=True)
     created_at = models.DateTimeField(default=timezone.now)
     claimed_at = models.DateTimeField(null=True, blank=True)
+    fetched_at = models.DateTimeField(null=True, blank=True, help_text="when its builder fetched the source")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -46,6 +46,7 @@ def main(argv=None) -> int:
     parser.add_argument("--capacity", type=int, default=4, help="instances it runs")
     parser.add_argument("--build", type=int, default=0, metavar="N", help="builds it runs at once (0: none)")
     parser.add_argument("--no-run", action="store_true", help="run no instances (a builder only)")
+    parser.add_argument("--claim-wait", type=float, default=20.0, help="seconds a claim waits for a build job")
     parser.add_argument("--data-dir", default="node-data", help="the node's own folder (artifacts, scratch)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
@@ -57,7 +58,8 @@ def main(argv=None) -> int:
         return 2
     agent = wait_for_server(lambda: Agent.join(
         server=args.server, token=args.join, name=args.name, runner=runner, data_dir=Path(args.data_dir),
-        capacity=args.capacity, host=args.host, run=not args.no_run, build_slots=args.build))
+        capacity=args.capacity, host=args.host, run=not args.no_run, build_slots=args.build,
+        claim_wait=args.claim_wait))
     print(f"node {agent.node_id} joined {args.server} (sandbox: {runner.name})", flush=True)
     agent.run_forever()
     return 0

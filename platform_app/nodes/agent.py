@@ -31,7 +31,8 @@ ARTIFACT_MAX_BYTES, ARTIFACT_MAX_FILES = 2 * 1024 ** 3, 200_000  # the platform'
 def instance_env(assignment: dict) -> dict:
     """An instance's variables: a plain PATH (with what its build installed), LANG, then the project's."""
     env = {"PATH": f"{WORKSPACE}/.python_packages/bin:{WORKSPACE}/node_modules/.bin:/usr/local/bin:/usr/bin:/bin",
-           "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1", "PYTHONPATH": f"{WORKSPACE}/.python_packages"}
+           "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1", "PYTHONPATH": f"{WORKSPACE}/.python_packages",
+           "NPM_CONFIG_UPDATE_NOTIFIER": "false"}  # `npm start` would ask the registry at every start
     env.update({pair["key"]: pair["value"] for pair in assignment["env"]})
     return env
 
@@ -62,8 +63,7 @@ class Instance:
                 "status": "running" if code is None else "failed", "error": error}
 
     def stop(self):
-        self.stop_relay()
-        self.listener.close()
+        self.stop_relay()  # closes the listener too
         self.sandboxed.terminate()
         self.sandboxed.close()
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -73,8 +73,8 @@ class Agent:
     """One node: instances (capability `process`) and builds (capability `build`)."""
 
     def __init__(self, client: PlatformClient, *, runner, data_dir: Path, host: str = "127.0.0.1",
-                 build_slots: int = 0):
-        self.client, self.runner, self.host = client, runner, host
+                 build_slots: int = 0, claim_wait: float = 20.0):
+        self.client, self.runner, self.host, self.claim_wait = client, runner, host, claim_wait
         self.data_dir = Path(data_dir)
         (self.data_dir / "instances").mkdir(parents=True, exist_ok=True)
         (self.data_dir / "instances").chmod(0o711)
@@ -85,12 +85,12 @@ class Agent:
 
     @classmethod
     def join(cls, *, server: str, token: str, name: str, runner, data_dir: Path, capacity: int = 4,
-             host: str = "127.0.0.1", run: bool = True, build_slots: int = 0) -> "Agent":
+             host: str = "127.0.0.1", run: bool = True, build_slots: int = 0, claim_wait: float = 20.0) -> "Agent":
         capabilities = (["process"] if run else []) + (["build"] if build_slots else [])
         client = PlatformClient.join(server=server, token=token, name=name, capabilities=capabilities,
                                      capacity=capacity if run else 0, host=host,
                                      sandbox=runner.enforced(Limits()))
-        return cls(client, runner=runner, data_dir=data_dir, host=host, build_slots=build_slots)
+        return cls(client, runner=runner, data_dir=data_dir, host=host, build_slots=build_slots, claim_wait=claim_wait)
 
     @property
     def node_id(self) -> str:
@@ -156,7 +156,7 @@ class Agent:
         link = HttpBuildLink(self.client)
         while not stopping.is_set():
             try:
-                job = self.client.claim(wait=20)
+                job = self.client.claim(wait=self.claim_wait)
             except httpx.HTTPError as exc:
                 logger.warning("builder: claim failed (%s); retrying", exc)
                 stopping.wait(2)

@@ -187,7 +187,8 @@ class Builder:
         try:
             while True:
                 if time.monotonic() > deadline:
-                    raise BuildFailed(f"The build exceeded its time limit of {job['time']}s.")
+                    raise BuildFailed(f"The build exceeded its time limit of {job['timeout']}s "
+                                      "(BUILD_TIMEOUT_SECONDS).")
                 if log.canceled:
                     raise BuildCanceled()
                 broke = proc.exceeded()

@@ -37,7 +37,7 @@ class PlatformClient:
     def leave(self) -> None:
         self.http.post(f"/v1/agents/{self.node_id}/leave")
 
-    def claim(self, wait: float) -> dict | None:
+    def claim(self, wait: float = 20.0) -> dict | None:
         """The next build job for this node, waiting up to `wait` seconds for one; None when there is none."""
         resp = self.http.post(f"/v1/agents/{self.node_id}/builds/claim", json={"wait": wait},
                               timeout=wait + 30)
@@ -49,7 +49,8 @@ class PlatformClient:
         with self.http.stream("GET", url, follow_redirects=True, timeout=300) as resp:
             resp.raise_for_status()
             with open(dest, "wb") as out:
-                for chunk in resp.iter_bytes(1 << 20):
+                # raw: object storage labels a .tar.gz `Content-Encoding: gzip`, which must not be undone here
+                for chunk in resp.iter_raw(1 << 20):
                     out.write(chunk)
 
 
@@ -67,7 +68,7 @@ class HttpBuildLink(BuildLink):
                                      timeout=300) as resp:
             resp.raise_for_status()
             with open(dest, "wb") as out:
-                for chunk in resp.iter_bytes(1 << 20):
+                for chunk in resp.iter_raw(1 << 20):
                     out.write(chunk)
 
     def log(self, job: dict, lines: list[tuple[str, str]]) -> bool:

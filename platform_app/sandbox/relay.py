@@ -165,16 +165,23 @@ async def _serve(sock, handler) -> asyncio.AbstractServer:
     return await asyncio.start_server(handler, sock=sock, limit=HEAD_LIMIT)
 
 
+def _stopper(server):
+    """A function that stops `server` and closes its socket, once it has, on the relay loop."""
+
+    async def close():
+        server.close()
+
+    return lambda: call(close())
+
+
 def serve_egress(sock, policy: EgressPolicy, label: str = "sandbox"):
     """Proxy connections accepted on `sock` through `policy`; returns a function that stops it."""
-    server = call(_serve(sock, lambda r, w: _egress_client(r, w, policy, label)))
-    return lambda: loop().call_soon_threadsafe(server.close)
+    return _stopper(call(_serve(sock, lambda r, w: _egress_client(r, w, policy, label))))
 
 
 def serve_endpoint(sock, host: str, port: int):
     """Relay connections accepted on `sock` to `host`:`port`; returns a function that stops it."""
-    server = call(_serve(sock, lambda r, w: _endpoint_client(r, w, host, port)))
-    return lambda: loop().call_soon_threadsafe(server.close)
+    return _stopper(call(_serve(sock, lambda r, w: _endpoint_client(r, w, host, port))))
 
 
 # -- ingress --------------------------------------------------------------------------------------------------
@@ -192,5 +199,4 @@ async def _ingress_client(reader, writer, connect) -> None:
 def forward(listener, connect):
     """Relay connections accepted on the node socket `listener` to `connect()` (a connected socket, e.g. a
     sandbox's port); returns a function that stops it."""
-    server = call(_serve(listener, lambda r, w: _ingress_client(r, w, connect)))
-    return lambda: loop().call_soon_threadsafe(server.close)
+    return _stopper(call(_serve(listener, lambda r, w: _ingress_client(r, w, connect))))

@@ -22,7 +22,8 @@ def deployment_build(deployment_id: str) -> str:
 @shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.deployments.deployments_reap_stuck")
 def deployments_reap_stuck() -> int:
     """Beat: end builds a killed worker or builder left `building`, and those no builder took."""
-    return services.deployments_reap_stuck() + build_jobs.build_jobs_expire()
+    released = build_jobs.build_jobs_release()  # first: a job released here is not a dead build
+    return released + services.deployments_reap_stuck() + build_jobs.build_jobs_expire()
 
 
 @shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.deployments.deployments_requeue_stale")

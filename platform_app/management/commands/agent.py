@@ -21,12 +21,11 @@ def node_runner():
         raise CommandError(str(exc))
 
 
-def run_node(command: BaseCommand, *, join: str, server: str, name: str, capacity: int, run: bool,
+def run_node(command: BaseCommand, *, runner, join: str, server: str, name: str, capacity: int, run: bool,
              build_slots: int, data_dir):
     import logging
 
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per heartbeat is noise
-    runner = node_runner()
     try:
         agent = wait_for_server(lambda: Agent.join(server=server, token=join, name=name, runner=runner,
                                                    data_dir=data_dir, capacity=capacity, run=run,
@@ -50,6 +49,7 @@ class Command(BaseCommand):
         parser.add_argument("--capacity", type=int, default=4)
 
     def handle(self, *args, join, local, server, name, capacity, **options):
+        runner = node_runner()  # before anything else: no sandbox, no node
         if local:
             from platform_app.models import Workspace
             from platform_app.services.agents.agents import agent_invite_create
@@ -60,5 +60,5 @@ class Command(BaseCommand):
             _, join = agent_invite_create(workspace=workspace)
         if not join:
             raise CommandError("Give --join <token> (or --local <org>).")
-        run_node(self, join=join, server=server, name=name, capacity=capacity, run=True, build_slots=0,
+        run_node(self, runner=runner, join=join, server=server, name=name, capacity=capacity, run=True, build_slots=0,
                  data_dir=settings.DATA_DIR / "agent")

@@ -7,7 +7,7 @@ import socket
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from platform_app.management.commands.agent import run_node
+from platform_app.management.commands.agent import node_runner, run_node
 
 
 class Command(BaseCommand):
@@ -21,11 +21,13 @@ class Command(BaseCommand):
         parser.add_argument("--slots", type=int, default=2, help="builds at once")
 
     def handle(self, *args, join, local, server, name, slots, **options):
+        runner = node_runner()  # before anything else: no sandbox, no builder
         if local:
             from platform_app.services.agents.agents import agent_invite_create
 
             _, join = agent_invite_create(workspace=None)
         if not join:
             raise CommandError("Give --join <token> (or --local).")
-        run_node(self, join=join, server=server, name=name, capacity=0, run=False, build_slots=max(1, slots),
+        run_node(self, runner=runner, join=join, server=server, name=name, capacity=0, run=False,
+                 build_slots=max(1, slots),
                  data_dir=settings.DATA_DIR / "builder")

@@ -29,7 +29,7 @@ from platform_app.sandbox.archive import Refused
 from platform_app.services.deployments import artifacts
 from platform_app.services.deployments.builds import _finish_error, _finish_ready
 from platform_app.services.deployments.deployment_log import log_append, log_extend
-from platform_app.services.deployments.deployments import deployment_lease_renew
+from platform_app.services.deployments.deployments import deployment_lease_lost, deployment_lease_renew
 from platform_app.services.identity.keys import sha256_hex
 
 S, J = Deployment.Status, BuildJob.State
@@ -61,7 +61,7 @@ def _wire(job: BuildJob, token: str) -> dict:
             # pairs, not an object: keys are the user's, the camelCase renderer must not touch them
             "env": [[k, v] for k, v in env_resolve(project=d.project, environment=d.env, branch=d.branch).items()],
             "limits": build_limits().to_wire(), "egress": network.to_wire(),
-            "time": max(1, int(settings.BUILD_TIMEOUT_SECONDS - spent)),
+            "time": max(1, int(settings.BUILD_TIMEOUT_SECONDS - spent)), "timeout": settings.BUILD_TIMEOUT_SECONDS,
             "artifact": {"bytes": settings.ARTIFACT_MAX_BYTES, "files": settings.ARTIFACT_MAX_FILES}}
 
 
@@ -91,7 +91,10 @@ def build_job_claim(*, node: AgentNode, wait: float) -> dict | None:
         raise Conflict("This node did not join with the `build` capability.", code="not_a_builder")
     deadline = time.monotonic() + wait
     while True:
-        AgentNode.objects.filter(pk=node.pk).update(last_heartbeat_at=timezone.now())
+        # a node that left meanwhile (its process stopped while this request waited) takes nothing more
+        if not AgentNode.objects.filter(pk=node.pk, status=AgentNode.Status.ONLINE).update(
+                last_heartbeat_at=timezone.now()):
+            return None
         job = _claim_one(node)
         if job is not None or time.monotonic() >= deadline:
             return job
@@ -123,9 +126,11 @@ def build_job_log(*, job: BuildJob, lines: list[tuple[str, str]]) -> bool:
 
 
 def build_job_source(*, job: BuildJob):
-    """The source archive (a file object), while the build runs."""
+    """The source archive (a file object), while the build runs. From now on the build is under way: a builder
+    that goes silent fails it (before, the job goes back to the queue: `build_jobs_release`)."""
     if not _running(job):
         raise Conflict("The build is not running.")
+    BuildJob.objects.filter(pk=job.pk).update(fetched_at=timezone.now())
     return artifacts.source_open(job.source)
 
 
@@ -179,6 +184,21 @@ def _record_sandbox(deployment, sandbox: dict) -> None:
         Deployment.objects.filter(pk=deployment.pk).update(snapshot={**(deployment.snapshot or {}), "sandbox": sandbox})
 
 
+def build_jobs_release() -> int:
+    """Claimed jobs whose builder went silent before it fetched the source (stopped in the middle of a claim)
+    go back to the queue for another builder; once fetched, the reaper ends them like any silent build."""
+    released = 0
+    for job in BuildJob.objects.filter(state=J.CLAIMED, fetched_at__isnull=True,
+                                       deployment__status=S.BUILDING).select_related("deployment", "node"):
+        unstarted = BuildJob.objects.filter(pk=job.pk, state=J.CLAIMED, fetched_at__isnull=True)
+        if deployment_lease_lost(job.pk) and unstarted.update(state=J.PENDING, node=None, token_hash="",
+                                                              claimed_at=None):
+            log_append(job.deployment, f"Builder {getattr(job.node, 'name', '?')} went away before it started; "
+                                       "the build waits for another.", stream="system")
+            released += 1
+    return released
+
+
 def build_jobs_expire() -> int:
     """Pending jobs no builder took within BUILD_CLAIM_TIMEOUT_SECONDS end their deployment `error`."""
     cutoff = timezone.now() - timedelta(seconds=settings.BUILD_CLAIM_TIMEOUT_SECONDS)
@@ -186,8 +206,8 @@ def build_jobs_expire() -> int:
     for job in BuildJob.objects.filter(state=J.PENDING, created_at__lt=cutoff).select_related("deployment"):
         if _done(job):
             artifacts.source_delete(job.source)
-            ended += _finish_error(job.deployment, f"No builder took this build within "
-                                                   f"{settings.BUILD_CLAIM_TIMEOUT_SECONDS}s; is one running?") == S.ERROR
+            message = f"No builder took this build within {settings.BUILD_CLAIM_TIMEOUT_SECONDS}s; is one running?"
+            ended += _finish_error(job.deployment, message) == S.ERROR
     return ended
 
 

@@ -40,7 +40,7 @@ def deployment_build(*, deployment_id: str) -> BuildJob | None:
     """Prepare the build of a queued deployment and leave its job for a builder; None when there is nothing to
     build (taken already, or it ended `error` here: an unreadable repository, a missing root directory)."""
     from platform_app.services.projects.detection import detect
-    from platform_app.services.providers.git_cli import git_archive, git_clone, git_ls_remote
+    from platform_app.services.providers.git_cli import git_clone, git_ls_remote
     from platform_app.services.providers.git_urls import git_remote_for_project
 
     deployment = _claim(deployment_id)
@@ -63,8 +63,9 @@ def deployment_build(*, deployment_id: str) -> BuildJob | None:
             raise BuildFailed(f"git clone failed: {exc.message}")
         Deployment.objects.filter(pk=deployment.pk).update(commit_sha=sha)
         deployment.commit_sha = sha
-        root = (scratch / "src" / project.root_directory).resolve()
-        if not root.is_relative_to(scratch / "src") or not root.is_dir():
+        src = (scratch / "src").resolve()
+        root = (src / project.root_directory).resolve()
+        if not root.is_relative_to(src) or not root.is_dir():
             raise BuildFailed(f"The root directory {project.root_directory!r} does not exist in the repository.")
         detection = detect(root)
         install = project.install_command or detection.install_command
@@ -72,24 +73,34 @@ def deployment_build(*, deployment_id: str) -> BuildJob | None:
         output = project.output_directory or detection.output_directory or "."
         log_append(deployment, f"Detected {detection.framework} ({', '.join(detection.evidence) or 'no evidence'})",
                    stream="system")
-        _scan(project, deployment, scratch / "src", sha)
-        source = scratch / "source.tar.gz"
-        git_archive(scratch / "src", source)
-        spec = {"root": root.relative_to((scratch / "src").resolve()).as_posix(), "output": output,
-                "runtime": detection.runtime, "commands": [c for c in (install, build) if c], "label": project.slug,
+        _scan(project, deployment, src, sha)
+        spec = {"root": root.relative_to(src).as_posix(), "output": output, "runtime": detection.runtime,
+                "commands": [c for c in (install, build) if c], "label": project.slug,
                 "framework": detection.framework, "start": project.start_command or detection.start_command,
                 "install": install, "build": build}
-        # The source waits in artifact storage for the builder that claims the job (build_jobs.py).
-        job = BuildJob.objects.create(deployment=deployment, spec=spec,
-                                      source=artifacts.source_store(deployment_id=deployment.pk, path=source))
+        job = _hand_over(deployment, spec, src, scratch / "source.tar.gz")
     except BuildFailed as exc:
         _finish_error(deployment, str(exc))
         return None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    return job
+
+
+def _hand_over(deployment, spec: dict, src: Path, archive: Path) -> BuildJob:
+    """Keep the source in artifact storage for the builder that claims the job (build_jobs.py)."""
+    from platform_app.services.providers.git_cli import git_archive
+
+    try:
+        git_archive(src, archive)
+        name = artifacts.source_store(deployment_id=deployment.pk, path=archive)
+    except ApplicationError as exc:
+        raise BuildFailed(f"The source could not be archived: {exc.message}")
+    except Exception as exc:  # noqa: BLE001 - any storage backend's failure: the build ends saying so
+        raise BuildFailed(f"The source could not be stored ({type(exc).__name__}); try again.")
     if not settings.BUILD_INLINE:
         log_append(deployment, "Waiting for a builder.", stream="system")
-    return job
+    return BuildJob.objects.create(deployment=deployment, spec=spec, source=name)
 
 
 def _scan(project, deployment, repo_dir, sha):

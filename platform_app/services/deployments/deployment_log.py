@@ -1,6 +1,7 @@
 """A deployment's events and log lines: every writer (the build, agents, the deployment services) records them
 here, and followers of the log stream are woken from here. It imports no other service, so anything may use it."""
 from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from platform_app.models import DeploymentEvent, LogLine
@@ -10,10 +11,24 @@ def event_record(deployment, type_: str, message: str = "") -> DeploymentEvent:
     return DeploymentEvent.objects.create(deployment=deployment, type=type_, message=message[:2000])
 
 
+def _next_seqs(deployment, write, attempts: int = 20):
+    """`write(first free sequence number)`, again with the next number when another writer took it first (the
+    worker preparing a build, the builder running it and the claim all write to one log): the unique constraint
+    keeps the order honest, this keeps the writers from failing on it."""
+    for attempt in range(attempts):
+        last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"] or 0
+        try:
+            with transaction.atomic():
+                return write(last + 1)
+        except IntegrityError:
+            if attempt == attempts - 1:
+                raise
+
+
 def log_append(deployment, text: str, stream: str = "build") -> LogLine:
-    """Append one line with the next sequence number (the unique constraint keeps the order honest)."""
-    last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"] or 0
-    line = LogLine.objects.create(deployment=deployment, seq=last + 1, stream=stream, text=text[:10000])
+    """Append one line with the next sequence number."""
+    line = _next_seqs(deployment, lambda seq: LogLine.objects.create(deployment=deployment, seq=seq, stream=stream,
+                                                                      text=text[:10000]))
     log_publish(line)
     return line
 
@@ -22,10 +37,9 @@ def log_extend(deployment, lines: list[tuple[str, str]]) -> int:
     """Append (stream, text) lines in one write (a builder's batch); how many."""
     if not lines:
         return 0
-    last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"] or 0
-    rows = LogLine.objects.bulk_create([
-        LogLine(deployment=deployment, seq=last + i, stream=stream if stream in ("build", "system") else "build",
-                text=text[:10000]) for i, (stream, text) in enumerate(lines, 1)])
+    rows = _next_seqs(deployment, lambda first: LogLine.objects.bulk_create([
+        LogLine(deployment=deployment, seq=first + i, stream=stream if stream in ("build", "system") else "build",
+                text=text[:10000]) for i, (stream, text) in enumerate(lines)]))
     log_publish(rows[-1])
     return len(rows)
 

@@ -135,7 +135,7 @@ def deployment_lease(*, deployment_id: str):
         thread.join(timeout=5)
 
 
-def _lease_lost(deployment_id: str) -> bool:
+def deployment_lease_lost(deployment_id: str) -> bool:
     """True when the build's lease is older than BUILD_LEASE_SECONDS. A lease the cache does not hold (the cache
     was emptied, or the worker died before its first renewal) is started now, so it is judged one lease later."""
     now = time.time()
@@ -163,15 +163,16 @@ def deployments_reap_stuck() -> int:
 
     cutoff = timezone.now() - timedelta(seconds=settings.BUILD_STUCK_AFTER_SECONDS)
     running = Deployment.objects.filter(status__in=[S.BUILDING, S.DEPLOYING]).only("pk", "status", "started_at")
-    # A job waiting for a builder holds no lease: BUILD_CLAIM_TIMEOUT_SECONDS ends it (build_jobs_expire).
+    # A job waiting for a builder holds no lease: BUILD_CLAIM_TIMEOUT_SECONDS ends it (build_jobs_expire); one
+    # claimed but not started goes back to waiting (build_jobs_release).
     waiting = set(BuildJob.objects.filter(state=BuildJob.State.PENDING).values_list("pk", flat=True))
     reaped = 0
     for deployment in running:
         if deployment.started_at and deployment.started_at < cutoff:
             reaped += _reap(deployment, "The build stopped reporting and was ended.",
                             "reaped: no progress past the build limit")
-        elif deployment.status == S.BUILDING and deployment.pk not in waiting and _lease_lost(deployment.pk):
-            reaped += _reap(deployment, "The worker running the build stopped (no heartbeat); trigger it again.",
+        elif deployment.status == S.BUILDING and deployment.pk not in waiting and deployment_lease_lost(deployment.pk):
+            reaped += _reap(deployment, "The builder running the build stopped (no heartbeat); trigger it again.",
                             f"reaped: no heartbeat for {settings.BUILD_LEASE_SECONDS:g}s")
     return reaped
 

@@ -46,7 +46,7 @@ def secrets_of_the_platform() -> dict:
     return found
 
 
-def probe_script(*, web_port: int, other_artifact) -> str:
+def probe_script(*, web_port: int, other_artifact, extra_ports: dict | None = None) -> str:
     """A Python program that tries each escape and prints `PROBE <name> -> <what happened>`."""
     data = settings.DATA_DIR
     targets = {
@@ -57,7 +57,7 @@ def probe_script(*, web_port: int, other_artifact) -> str:
         "relative-key": "../../data/jwt-private.pem",
     }
     ports = {"postgresql": _port_of(os.environ.get("DATABASE_URL", ""), 5432),
-             "redis": _port_of(os.environ.get("REDIS_URL", ""), 6379), "web": web_port}
+             "redis": _port_of(os.environ.get("REDIS_URL", ""), 6379), "web": web_port, **(extra_ports or {})}
     return textwrap.dedent(f"""\
         import os, socket
         def probe(name, fn):

@@ -1,10 +1,12 @@
-"""What a fault test drives: `Stack` starts gunicorn, Celery worker and beat, a redis-server or a TCP proxy on
-the module's scratch database, seeds a workspace through the services, and stops everything it started."""
+"""What a fault test drives: `Stack` starts gunicorn, Celery worker and beat, a builder node, a redis-server or a
+TCP proxy on the module's scratch database, seeds a workspace through the services, and stops everything it
+started."""
 import contextlib
 import json
 import secrets
 
-from tests.processes import RedisServer, TcpProxy, WebServer, child_env, django_script, start_beat, start_worker
+from tests.processes import (RedisServer, TcpProxy, WebServer, child_env, django_script, manage, start_beat,
+                             start_node, start_worker)
 from tests.scratch_database import ScratchDatabase
 
 RECOVERY = 180  # seconds allowed for a recovery: several process sets may share a small machine
@@ -57,6 +59,13 @@ class Stack:
 
     def beat(self, env):
         return self._keep(start_beat(env=env, log_dir=self.log_dir))
+
+    def builder(self, env, web: WebServer, name: str = "builder"):
+        """A builder node (python -m platform_app.nodes) joined to the platform; sandboxed where bubblewrap works,
+        unsandboxed (it says so) on a machine without it."""
+        token = manage(env, "node_invite").strip()
+        return self._keep(start_node(server=web.url, join=token, data_dir=self.log_dir / name, log_dir=self.log_dir,
+                                     name=name, build=1, run=False, SANDBOX_ALLOW_NONE="true"))
 
     def redis(self) -> RedisServer:
         server = RedisServer(log_dir=self.log_dir)

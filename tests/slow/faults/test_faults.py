@@ -1,5 +1,5 @@
-"""Faults survived: the real processes (gunicorn with a uvicorn worker, Celery worker and beat, a redis-server
-of our own, PostgreSQL behind a proxy we can cut) are broken on purpose, and the service recovers without a
+"""Faults survived: the real processes (gunicorn with a uvicorn worker, Celery worker and beat, a builder node, a
+redis-server of our own, PostgreSQL behind a proxy we can cut) are broken on purpose, and the service recovers without a
 restart (docs/deployment.md, "When a dependency is down").
 
 One scratch database for the module (a fresh PostgreSQL database when DATABASE_URL is PostgreSQL, else a
@@ -36,14 +36,16 @@ def wait_for_status(api: httpx.Client, seed: dict, deployment_id: str, status: s
                       logs=stack.processes)
 
 
-# 1. A worker killed in the middle of a build ---------------------------------------------------------------
+# 1. A builder killed in the middle of a build --------------------------------------------------------------
 
-def test_a_worker_killed_mid_build_ends_it_in_error_and_the_next_build_succeeds_on_a_fresh_worker(stack, orm):
+def test_a_builder_killed_mid_build_ends_it_in_error_and_the_next_build_succeeds_on_a_fresh_one(stack, orm):
     from platform_app.models import LogLine
 
     redis = stack.redis() if redis_server_path() else None  # else kombu's filesystem broker in DATA_DIR
     env = stack.env(redis_url=redis.url() if redis else None)
-    web, worker = stack.web(env), stack.worker(env, name="worker-a")
+    web = stack.web(env)
+    stack.worker(env)
+    builder = stack.builder(env, web, name="builder-a")
     stack.beat(env)
     seed = stack.seed(env, build="for i in 1 2 3 4 5 6 7 8; do echo tick $i; sleep 1; done")
     api = platform(web, seed)
@@ -58,8 +60,8 @@ def test_a_worker_killed_mid_build_ends_it_in_error_and_the_next_build_succeeds_
             return LogLine.objects.filter(deployment_id=killed, text="tick 2").exists()
 
     wait_until(building_step, timeout=RECOVERY, what="the build step to run", logs=stack.processes)
-    worker.kill()  # SIGKILL to the worker and its pool process, mid-build
-    stack.worker(env, name="worker-b")
+    builder.kill()  # SIGKILL to the builder, mid-build: its sandbox dies with it (--die-with-parent)
+    stack.builder(env, web, name="builder-b")
 
     ended = wait_for_status(api, seed, killed, "error", stack=stack)
     assert "no heartbeat" in ended["errorMessage"]
@@ -86,6 +88,7 @@ def test_redis_down_the_api_answers_and_queued_work_is_done_when_it_is_back(stac
     env = stack.env(redis_url=redis.url())
     web = stack.web(env)
     stack.worker(env)
+    stack.builder(env, web)
     stack.beat(env)
     seed = stack.seed(env, build="echo built")
     api, codes = platform(web, seed), otp(web, seed)
