@@ -4,6 +4,7 @@ Routes (docs/isolation.md): `POST /v1/agents/join`, `/v1/agents/{node}/heartbeat
 `/builds/claim` (long poll), `GET /v1/agents/{node}/artifacts/{deployment}`; per build job
 `GET /v1/builds/{deployment}/source`, `POST .../logs`, `PUT .../artifact`, `POST .../finish`.
 """
+import time
 from pathlib import Path
 
 import httpx
@@ -54,6 +55,27 @@ class PlatformClient:
                     out.write(chunk)
 
 
+RETRY_SECONDS = 60  # a build rides out a platform restart this long before giving up
+
+
+def _retrying(call):
+    """`call()`, again while the platform cannot be reached or answers 502/503/504 (a deploy of the platform, a
+    restarting web process), for up to RETRY_SECONDS."""
+    deadline, pause = time.monotonic() + RETRY_SECONDS, 0.5
+    while True:
+        try:
+            resp = call()
+            if resp.status_code not in (502, 503, 504):
+                return resp
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError):
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            return resp
+        time.sleep(pause)
+        pause = min(pause * 2, 5)
+
+
 class HttpBuildLink(BuildLink):
     """A build job's routes, authenticated by the job's token (valid while the build runs)."""
 
@@ -72,21 +94,26 @@ class HttpBuildLink(BuildLink):
                     out.write(chunk)
 
     def log(self, job: dict, lines: list[tuple[str, str]]) -> bool:
-        resp = self.client.http.post(f"/v1/builds/{job['id']}/logs", headers=self._auth(job),
-                                     json={"lines": [{"stream": s, "text": t} for s, t in lines]})
+        body = {"lines": [{"stream": s, "text": t} for s, t in lines]}
+        resp = _retrying(lambda: self.client.http.post(f"/v1/builds/{job['id']}/logs", headers=self._auth(job),
+                                                       json=body))
         resp.raise_for_status()
         return bool(resp.json().get("canceled"))
 
     def upload(self, job: dict, archive: Path) -> None:
-        with open(archive, "rb") as body:
-            resp = self.client.http.put(f"/v1/builds/{job['id']}/artifact", content=body, timeout=300,
-                                        headers={**self._auth(job), "Content-Type": "application/gzip",
-                                                 "Content-Length": str(archive.stat().st_size)})
+        def put():
+            with open(archive, "rb") as body:
+                return self.client.http.put(f"/v1/builds/{job['id']}/artifact", content=body, timeout=300,
+                                            headers={**self._auth(job), "Content-Type": "application/octet-stream",
+                                                     "Content-Length": str(archive.stat().st_size)})
+
+        resp = _retrying(put)
         if resp.status_code == 400:  # the platform's own check refused it (and ended the deployment)
             raise BuildFailed(resp.json().get("message") or "The output was refused.")
         resp.raise_for_status()
 
     def finish(self, job: dict, status: str, message: str, sandbox: dict) -> None:
-        resp = self.client.http.post(f"/v1/builds/{job['id']}/finish", headers=self._auth(job),
-                                     json={"status": status, "message": message[:2000], "sandbox": sandbox})
+        body = {"status": status, "message": message[:2000], "sandbox": sandbox}
+        resp = _retrying(lambda: self.client.http.post(f"/v1/builds/{job['id']}/finish", headers=self._auth(job),
+                                                       json=body))
         resp.raise_for_status()

@@ -1,4 +1,5 @@
-"""Browser tests: Chromium (Playwright) against the production server, a real Celery worker and a scratch database.
+"""Browser tests: Chromium (Playwright) against the production server, a real Celery worker, a builder node and a
+scratch database.
 
 How to add browser tests for your pages
 ---------------------------------------
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import ROOT, WebServer, child_env, django_script, free_port, manage, start_worker
+from tests.processes import ROOT, WebServer, child_env, django_script, free_port, manage, start_node, start_worker
 from tests.scratch_database import ScratchDatabase, default_database
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -41,8 +42,9 @@ PASSWORD = "browser-password-2026"
 class LivePlatform:
     """The running platform: `url`, `port`, `env` (of its processes), and ways to act on its database."""
 
-    def __init__(self, *, database: ScratchDatabase, env: dict, web: WebServer, worker, blocker):
+    def __init__(self, *, database: ScratchDatabase, env: dict, web: WebServer, worker, builder, blocker):
         self.database, self.env, self.web, self.worker, self._blocker = database, env, web, worker, blocker
+        self.builder = builder
         self.url, self.port = web.url, web.port
 
     def manage(self, *args: str) -> str:
@@ -91,12 +93,13 @@ class LivePlatform:
         self.web = WebServer(env=self.env, log_dir=self.web.log_path.parent, port=self.port).start()
 
     def logs(self) -> str:
-        return "\n".join(f"--- {p.name} ---\n{p.log_tail(80)}" for p in (self.web, self.worker) if p)
+        return "\n".join(f"--- {p.name} ---\n{p.log_tail(80)}" for p in (self.web, self.worker, self.builder) if p)
 
 
 @pytest.fixture(scope="package")
 def live_platform(tmp_path_factory, django_db_blocker):
     tmp = tmp_path_factory.mktemp("browser")
+    tmp.chmod(0o711)  # the builder's sandboxes run as their own user, which walks down to the builder's folders
     data_dir = tmp / "data"
     data_dir.mkdir()
     database = ScratchDatabase(base_url=os.environ.get("DATABASE_URL"), data_dir=data_dir).create()
@@ -104,16 +107,20 @@ def live_platform(tmp_path_factory, django_db_blocker):
     env = child_env(data_dir=data_dir, database_url=database.url(), redis_url=os.environ.get("REDIS_URL") or None,
                     DEPLOY_DOMAIN="localhost", DEPLOY_SCHEME="http", DEPLOY_PORT=port, WEB_CONCURRENCY=1,
                     SITE_URL=f"http://127.0.0.1:{port}")
-    platform = worker = None
+    platform = worker = builder = None
     try:
         manage(env, "migrate", "--noinput")
         worker = start_worker(env=env, log_dir=tmp)
         web = WebServer(env=env, log_dir=tmp, port=port).start()
-        platform = LivePlatform(database=database, env=env, web=web, worker=worker, blocker=django_db_blocker)
+        # builds run on a builder node, sandboxed where bubblewrap works (unsandboxed, and saying so, elsewhere)
+        builder = start_node(server=web.url, join=manage(env, "node_invite").strip(), data_dir=tmp / "builder",
+                             log_dir=tmp, name="builder", build=2, run=False, SANDBOX_ALLOW_NONE="true")
+        platform = LivePlatform(database=database, env=env, web=web, worker=worker, builder=builder,
+                                blocker=django_db_blocker)
         yield platform
         print(platform.logs())  # shown when a test failed
     finally:
-        for process in (platform.web if platform else None, worker):
+        for process in (builder, platform.web if platform else None, worker):
             if process is not None:
                 process.stop()
         database.drop()

@@ -58,7 +58,7 @@ class BuildLogsView(BuildView):
 
 
 class BuildArtifactView(BuildView):
-    @endpoint(public=True, request={"application/gzip": OpenApiTypes.BINARY}, status=201,
+    @endpoint(public=True, request={"application/octet-stream": OpenApiTypes.BINARY}, status=201,
               errors=(401, 409, 413), summary="Upload the build's output (a tar.gz, checked and unpacked here)",
               response=OpenApiResponse(description="Stored"))
     def put(self, request, deployment_id):

@@ -113,7 +113,7 @@ def claimed_job(sandbox, workspace):
 ])
 def test_the_platform_checks_an_uploaded_archive_again(claimed_job, api, entries, reason):
     job, token = claimed_job
-    resp = api.put(f"/v1/builds/{job.pk}/artifact", data=_archive(entries), content_type="application/gzip",
+    resp = api.put(f"/v1/builds/{job.pk}/artifact", data=_archive(entries), content_type="application/octet-stream",
                    HTTP_AUTHORIZATION=f"Bearer {token}")
     assert resp.status_code == 400 and resp.json()["code"] == "output_refused"
     assert reason in resp.json()["message"]
@@ -128,5 +128,5 @@ def test_job_routes_need_the_job_token(claimed_job, api):
         assert resp.status_code == 401 and resp.json()["code"] == "invalid_job_token", path
     assert api.post(f"/v1/builds/{job.pk}/logs", {"lines": [{"text": "hi"}]}, format="json",
                     HTTP_AUTHORIZATION=f"Bearer {token}").json() == {"canceled": False}
-    assert api.put(f"/v1/builds/{job.pk}/artifact", data=b"not gzip", content_type="application/gzip",
+    assert api.put(f"/v1/builds/{job.pk}/artifact", data=b"not gzip", content_type="application/octet-stream",
                    HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 400
