@@ -43,4 +43,11 @@ urlpatterns += [
     path("", include("platform_app.api.domains.urls")),
     path("", include("platform_app.api.edge.urls")),
     path("", include("platform_app.api.automation.urls")),
+    # Resources (platform_app/api/resources/): one module per feature
+    path("", include("platform_app.api.resources.addons")),
+    path("", include("platform_app.api.resources.components")),
+    path("", include("platform_app.api.resources.buckets")),
+    path("", include("platform_app.api.resources.databases")),
+    path("", include("platform_app.api.resources.tunnel")),
+    path("", include("platform_app.api.resources.graduate")),
 ]

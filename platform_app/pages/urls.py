@@ -1,5 +1,5 @@
 """Platform HTML pages: the dashboard."""
-from django.urls import path
+from django.urls import include, path
 
 from platform_app.api.domains.caddy_ask import caddy_ask
 from platform_app.pages import (agents, automation, deployments, domains, edge, env, identity, project_settings,
@@ -74,3 +74,6 @@ urlpatterns = [
     # Caddy's on-demand TLS `ask` (docs/deployment.md, "Caddy"): not a page, not part of /v1
     path("internal/caddy/ask", caddy_ask, name="caddy-ask"),
 ]
+# Resources (platform_app/pages/resources/): one module per feature
+urlpatterns += [path("", include(f"platform_app.pages.resources.{feature}"))
+                for feature in ("addons", "components", "buckets", "databases", "tunnel", "graduate")]

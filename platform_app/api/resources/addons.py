@@ -1,0 +1,3 @@
+"""Routes of addons (docs/resources.md)."""
+
+urlpatterns: list = []

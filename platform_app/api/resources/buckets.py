@@ -1,0 +1,3 @@
+"""Routes of buckets (docs/resources.md)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Routes of components (docs/resources.md)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Routes of databases (docs/resources.md)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Routes of graduate (docs/resources.md)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Routes of tunnel (docs/resources.md)."""
+
+urlpatterns: list = []

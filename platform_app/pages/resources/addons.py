@@ -1,0 +1,3 @@
+"""Dashboard pages of addons (docs/resources.md)."""
+
+urlpatterns: list = []

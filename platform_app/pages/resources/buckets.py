@@ -1,0 +1,3 @@
+"""Dashboard pages of buckets (docs/resources.md)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Dashboard pages of components (docs/resources.md)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Dashboard pages of databases (docs/resources.md)."""
+
+urlpatterns: list = []

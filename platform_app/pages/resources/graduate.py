@@ -1,0 +1,3 @@
+"""Dashboard pages of graduate (docs/resources.md)."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Dashboard pages of tunnel (docs/resources.md)."""
+
+urlpatterns: list = []
