@@ -46,11 +46,14 @@ class Limits:
 @dataclass(frozen=True)
 class Endpoint:
     """An internal service opened to one sandbox (a project's own database): reached inside at
-    127.0.0.1:`local_port`, relayed to `host`:`port` by the node."""
+    127.0.0.1:`local_port`, relayed to `host`:`port` by the node, through the protocol guard `guard` names
+    (platform_app/sandbox/guards.py: `{"kind": "postgres", "user", "database"}`, `{"kind": "redis", "user",
+    "password"}`), or as plain bytes without one."""
 
     host: str
     port: int
     local_port: int
+    guard: dict | None = field(default=None, hash=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -65,13 +68,15 @@ class Network:
 
     def to_wire(self) -> dict:
         return {"egress": self.egress, "networks": list(self.allowed_networks), "dns": list(self.dns_servers),
-                "endpoints": [[e.host, e.port, e.local_port] for e in self.endpoints], "ingress": self.ingress}
+                "endpoints": [[e.host, e.port, e.local_port, e.guard] for e in self.endpoints],
+                "ingress": self.ingress}
 
     @classmethod
     def from_wire(cls, data: dict) -> "Network":
         return cls(egress=bool(data.get("egress", True)), allowed_networks=tuple(data.get("networks") or ()),
                    dns_servers=tuple(data.get("dns") or ()), ingress=bool(data.get("ingress", False)),
-                   endpoints=tuple(Endpoint(str(h), int(p), int(lp)) for h, p, lp in data.get("endpoints") or ()))
+                   endpoints=tuple(Endpoint(str(e[0]), int(e[1]), int(e[2]), e[3] if len(e) > 3 else None)
+                                   for e in data.get("endpoints") or ()))
 
 
 @dataclass

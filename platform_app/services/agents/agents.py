@@ -112,10 +112,12 @@ def instance_limits():
 def _assignment(instance: Instance) -> dict:
     from platform_app.sandbox import Network
     from platform_app.services.env.env import env_resolve
+    from platform_app.services.resources.managed import managed_endpoints
 
     d = instance.deployment
     network = Network(egress=True, allowed_networks=tuple(settings.SANDBOX_EGRESS_ALLOWED_NETWORKS),
-                      dns_servers=tuple(settings.OUTBOUND_DNS_SERVERS))
+                      dns_servers=tuple(settings.OUTBOUND_DNS_SERVERS),
+                      endpoints=managed_endpoints(project=d.project))
     return {"instance_id": instance.pk, "deployment_id": d.pk, "status": instance.status,
             "artifact_url": f"/v1/agents/{instance.node_id}/artifacts/{d.pk}", "artifact_sha256": d.artifact_sha256,
             "start_command": d.snapshot.get("start", ""),

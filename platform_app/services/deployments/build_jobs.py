@@ -51,11 +51,13 @@ def build_limits() -> Limits:
 def _wire(job: BuildJob, token: str) -> dict:
     """The job as a builder gets it (single-word keys: the camelCase renderer leaves them as they are)."""
     from platform_app.services.env.env import env_resolve
+    from platform_app.services.resources.managed import managed_endpoints
 
     d = job.deployment
     spent = (timezone.now() - d.started_at).total_seconds() if d.started_at else 0
     network = Network(egress=True, allowed_networks=tuple(settings.SANDBOX_EGRESS_ALLOWED_NETWORKS),
-                      dns_servers=tuple(settings.OUTBOUND_DNS_SERVERS))
+                      dns_servers=tuple(settings.OUTBOUND_DNS_SERVERS),
+                      endpoints=managed_endpoints(project=d.project))
     return {"id": d.pk, "token": token, "label": job.spec["label"], "root": job.spec["root"],
             "output": job.spec["output"], "runtime": job.spec["runtime"], "commands": job.spec["commands"],
             # pairs, not an object: keys are the user's, the camelCase renderer must not touch them

@@ -265,9 +265,13 @@ def slots_choose(slots, branch: str | None) -> list[tuple[EnvVar, str]]:
 
 
 def env_resolve(*, project, environment: str, branch: str | None) -> dict[str, str]:
-    """The exact variables a build or runtime of `project` gets for `environment` and `branch`."""
-    return {var.key: value_of(var) for var, _ in env_resolve_detailed(project=project, environment=environment,
-                                                                       branch=branch)}
+    """The exact variables a build or runtime of `project` gets for `environment` and `branch`: the project's
+    own, then the managed ones its resources set (services/resources/managed.py), which win."""
+    from platform_app.services.resources.managed import managed_env
+
+    own = {var.key: value_of(var) for var, _ in env_resolve_detailed(project=project, environment=environment,
+                                                                      branch=branch)}
+    return {**own, **managed_env(project=project)}
 
 
 def env_snapshot(*, project, environment: str, branch: str | None) -> dict:

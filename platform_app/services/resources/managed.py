@@ -1,0 +1,70 @@
+"""What a project's resources give its builds and instances: managed variables (connection details) and the
+internal endpoints its sandboxes may reach.
+
+Each feature answers `Managed` items for a project (add-ons, buckets, dedicated databases): a variable it would
+like to set (`DATABASE_URL`), its value as code in the project's sandbox reaches it, where it comes from, and the
+endpoint to open in the sandbox's allow-list for it. An endpoint is reached inside the sandbox at
+127.0.0.1:<local port> (a port made from the resource's id), relayed by the node to the real address, and
+checked there by a guard that speaks its protocol (platform_app/sandbox/guards.py): a PostgreSQL login only as
+the resource's role to its database, a Redis connection only as its ACL user.
+
+`managed_env(project)` merges them into the variables every build and instance gets (env_resolve adds them after
+the project's own, which cannot take a managed name): the first resource asking for a name gets it, the next
+gets it prefixed with its own name (`ANALYTICS_DATABASE_URL`).
+"""
+import hashlib
+import re
+from dataclasses import dataclass
+
+from platform_app.sandbox import Endpoint
+
+LOCAL_PORTS = (20000, 40000)  # where endpoints appear on a sandbox's own loopback
+
+
+@dataclass(frozen=True)
+class Managed:
+    key: str                      # the variable's preferred name
+    value: str                    # as the project's sandbox reaches it
+    source: str                   # "addon:add_..." / "bucket:bkt_..." / "dedicated-db:ddb_...": shown as managed
+    prefix: str = ""              # the name to prefix `key` with when another resource holds it (upper case)
+    endpoint: Endpoint | None = None
+
+
+def local_port(resource_id: str) -> int:
+    """The loopback port a resource's endpoint gets inside a sandbox: stable, made from its id."""
+    low, high = LOCAL_PORTS
+    return low + int(hashlib.sha256(resource_id.encode()).hexdigest()[:8], 16) % (high - low)
+
+
+def _sources(project) -> list[Managed]:
+    from platform_app.services.resources import addons, buckets, dedicated_dbs
+
+    return [*addons.addon_managed(project=project), *buckets.bucket_managed(project=project),
+            *dedicated_dbs.database_managed(project=project)]
+
+
+def managed_items(*, project) -> list[tuple[str, Managed]]:
+    """(variable name, item) of every managed variable of the project, names made unique."""
+    taken, out = set(), []
+    for item in _sources(project):
+        name = item.key
+        if name in taken:
+            name = re.sub(r"[^A-Z0-9]+", "_", f"{item.prefix}_{item.key}".upper()).strip("_")
+        if name in taken:
+            continue  # two resources of one name: the first keeps it
+        taken.add(name)
+        out.append((name, item))
+    return out
+
+
+def managed_env(*, project) -> dict[str, str]:
+    return {name: item.value for name, item in managed_items(project=project)}
+
+
+def managed_endpoints(*, project) -> tuple[Endpoint, ...]:
+    """The project's endpoints, each once (a resource with several variables has one endpoint)."""
+    seen = {}
+    for _, item in managed_items(project=project):
+        if item.endpoint is not None:
+            seen.setdefault(item.endpoint.local_port, item.endpoint)
+    return tuple(seen.values())
