@@ -214,6 +214,7 @@ from .edge import *  # noqa: E402,F401,F403
 from .automation import *  # noqa: E402,F401,F403
 from .sandbox import *  # noqa: E402,F401,F403
 from .addons import *  # noqa: E402,F401,F403
+from .components import *  # noqa: E402,F401,F403
 from .buckets import *  # noqa: E402,F401,F403
 from .dedicated_dbs import *  # noqa: E402,F401,F403
 from .tunnels import *  # noqa: E402,F401,F403

@@ -47,6 +47,8 @@ class Deployment(models.Model):
                                 help_text="what it was built with: commit, commands, env var names and value hash")
     idempotency_key = models.CharField(max_length=100, null=True, blank=True,
                                        help_text="a retried trigger with the same key returns this deployment")
+    component = models.ForeignKey("platform_app.Component", null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="deployments", help_text="built for this component's deploy")
 
     class Meta:
         ordering = ("-created_at",)
@@ -173,11 +175,15 @@ class AgentNode(models.Model):
 
 
 class Instance(models.Model):
-    """One running copy of a deployment on a node: assigned → running → stopping → stopped (or lost)."""
+    """One running copy of a deployment on a node: assigned → starting → running → stopping → stopped (or lost,
+    failed, crashed). A component's instance runs its start command and size; `running` means healthy."""
 
     id = PrefixedIdField(prefix="inst")
     deployment = models.ForeignKey(Deployment, on_delete=models.CASCADE, related_name="instances")
     node = models.ForeignKey(AgentNode, on_delete=models.CASCADE, related_name="instances")
+    component = models.ForeignKey("platform_app.Component", null=True, blank=True, on_delete=models.CASCADE,
+                                  related_name="running_instances")
+    restarts = models.PositiveIntegerField(default=0)
     status = models.CharField(max_length=16, default="assigned")
     port = models.PositiveIntegerField(null=True, blank=True)
     pid = models.PositiveIntegerField(null=True, blank=True)

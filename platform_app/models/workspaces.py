@@ -15,6 +15,7 @@ class Workspace(models.Model):
     id = PrefixedIdField(prefix="org")
     slug = models.SlugField(max_length=48, unique=True)
     name = models.CharField(max_length=100)
+    plan = models.CharField(max_length=32, default="free", help_text="a key of PLANS (settings)")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces")

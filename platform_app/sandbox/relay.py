@@ -7,7 +7,7 @@
   and metadata addresses are refused with 403 and one message, whatever the notation. The connection is made to
   the checked address only, so a second lookup cannot swap it.
 - **Endpoints**: an internal service on the sandbox's allow-list, listened for inside at 127.0.0.1:<local port>
-  and relayed to its real address.
+  and relayed to its real address through its protocol guard (guards.py).
 - **Ingress**: `forward(listener, connect)` relays connections accepted on a node socket to a sandbox's port.
 """
 import asyncio
@@ -20,6 +20,7 @@ import dns.exception
 
 from config.outbound import UNREACHABLE, outbound_resolver, resolve_addresses
 from config.outbound_addresses import address_allowed, host_normalize, ip_or_none, name_refused
+from platform_app.sandbox import guards
 
 logger = logging.getLogger("sandbox.egress")
 HEAD_LIMIT = 64 * 1024
@@ -151,13 +152,29 @@ async def _egress_client(reader, writer, policy: EgressPolicy, label: str) -> No
     await _bridge((reader, writer), upstream)
 
 
-async def _endpoint_client(reader, writer, host: str, port: int) -> None:
+async def _endpoint_client(reader, writer, endpoint) -> None:
+    """Relay to an endpoint through its protocol guard (guards.py); an unknown guard refuses everything."""
+    async def open_upstream():
+        return await asyncio.wait_for(asyncio.open_connection(endpoint.host, endpoint.port), CONNECT_TIMEOUT)
+
+    guard = endpoint.guard or {}
     try:
-        upstream = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT)
-    except (OSError, asyncio.TimeoutError):
+        if not guard:
+            await _bridge((reader, writer), await open_upstream())
+        elif guard.get("kind") == "postgres":
+            upstream = await guards.postgres(reader, writer, open_upstream, user=guard["user"],
+                                             database=guard["database"])
+            if upstream is not None:
+                await _bridge((reader, writer), upstream)
+        elif guard.get("kind") == "redis":
+            guarded = await guards.redis(reader, writer, open_upstream, user=guard["user"], password=guard["password"])
+            if guarded is not None:
+                upstream, pump = guarded
+                await asyncio.gather(pump(), _pipe(upstream[0], writer))
+        else:
+            writer.close()
+    except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError, KeyError):
         writer.close()
-        return
-    await _bridge((reader, writer), upstream)
 
 
 async def _serve(sock, handler) -> asyncio.AbstractServer:
@@ -179,9 +196,9 @@ def serve_egress(sock, policy: EgressPolicy, label: str = "sandbox"):
     return _stopper(call(_serve(sock, lambda r, w: _egress_client(r, w, policy, label))))
 
 
-def serve_endpoint(sock, host: str, port: int):
-    """Relay connections accepted on `sock` to `host`:`port`; returns a function that stops it."""
-    return _stopper(call(_serve(sock, lambda r, w: _endpoint_client(r, w, host, port))))
+def serve_endpoint(sock, endpoint):
+    """Relay connections accepted on `sock` to `endpoint` (through its guard); returns a function that stops it."""
+    return _stopper(call(_serve(sock, lambda r, w: _endpoint_client(r, w, endpoint))))
 
 
 # -- ingress --------------------------------------------------------------------------------------------------

@@ -199,8 +199,7 @@ class BubblewrapRunner(Runner):
             policy = relay.EgressPolicy(network.allowed_networks, network.dns_servers)
             sandboxed._cleanups.append(relay.serve_egress(bridge.listen(PROXY_PORT), policy, label))
         for endpoint in network.endpoints:
-            sandboxed._cleanups.append(relay.serve_endpoint(bridge.listen(endpoint.local_port), endpoint.host,
-                                                            endpoint.port))
+            sandboxed._cleanups.append(relay.serve_endpoint(bridge.listen(endpoint.local_port), endpoint))
         if network.ingress:
             def connect(timeout: float = 5.0) -> socket.socket:
                 sock = bridge.socket()
@@ -258,9 +257,15 @@ class UnsandboxedRunner(Runner):
                                  cwd=workdir / cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, start_new_session=True)
         enforcer.join([popen.pid])
+        sandboxed = Sandboxed(popen, runner=self.name, enforced=self._report(enforcer), enforcer=enforcer, port=port)
+        for endpoint in network.endpoints:  # the same addresses as in a sandbox, on the machine's own loopback
+            try:
+                listener = socket.create_server(("127.0.0.1", endpoint.local_port))
+            except OSError:
+                continue  # another instance of the project relays it already
+            sandboxed._cleanups.append(relay.serve_endpoint(listener, endpoint))
         popen.stdin.write(b"\n")
         popen.stdin.close()
-        sandboxed = Sandboxed(popen, runner=self.name, enforced=self._report(enforcer), enforcer=enforcer, port=port)
         if port is not None:
             sandboxed._connect = lambda timeout=5.0: socket.create_connection(("127.0.0.1", port), timeout=timeout)
         return sandboxed

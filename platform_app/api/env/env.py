@@ -8,6 +8,7 @@ from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Environment, EnvVar, SecretFinding
 from platform_app.services.env import env as env_services
+from platform_app.services.resources.managed import managed_items
 from platform_app.services.env import secret_scan
 from platform_app.services.env.selectors import secret_findings_open
 
@@ -135,10 +136,15 @@ class EnvResolvedView(PlatformView):
             raise ValidationFailed(f"Unknown environment {environment}.", code="unknown_target")
         branch = request.query_params.get("branch") or None
         pairs = env_services.env_resolve_detailed(project=project, environment=environment, branch=branch)
+        managed = managed_items(project=project)  # set by the project's resources: not editable, they win
+        names = {name for name, _ in managed}
         return Response({
             "env": environment, "branch": branch,
             "variables": [{"key": var.key, "type": var.type, "source": source, "id": var.pk,
-                           "value": env_services.value_of(var) if var.type == "plain" else None} for var, source in pairs],
+                           "value": env_services.value_of(var) if var.type == "plain" else None}
+                          for var, source in pairs if var.key not in names]
+                         + [{"key": name, "type": "secret", "source": "managed", "managed_by": item.source, "id": None,
+                             "value": None} for name, item in managed],
             "hash": env_services.env_snapshot(project=project, environment=environment, branch=branch)["hash"],
         })
 

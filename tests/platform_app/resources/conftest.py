@@ -1,0 +1,56 @@
+"""Fixtures of the resources tests: the machine's PostgreSQL and Redis as the servers add-ons are made on
+(skipped where they are absent, never in CI: .ci/run sets REQUIRE_SANDBOX), and a node agent."""
+import os
+
+import pytest
+
+from tests.platform_app.sandbox.conftest import make_project, sandbox  # noqa: F401 - fixtures used here too
+
+PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
+REDIS_ADMIN = "redis://127.0.0.1:6379/13"
+
+
+def _missing(what: str, error: Exception):
+    if os.environ.get("REQUIRE_SANDBOX"):
+        pytest.fail(f"{what} must run here (REQUIRE_SANDBOX is set): {error}")
+    pytest.skip(f"needs {what}: {error}")
+
+
+@pytest.fixture
+def pg_server(settings):
+    """The add-on server: the local PostgreSQL cluster; every `addon_%` role and database made meanwhile is
+    dropped afterwards."""
+    import psycopg
+    from psycopg import sql
+
+    try:
+        admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3)
+    except psycopg.Error as exc:
+        _missing("PostgreSQL on 127.0.0.1:5432", exc)
+    before = {r[0] for r in admin.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE 'addon\\_%'")}
+    settings.ADDONS_POSTGRES_URL = PG_ADMIN
+    yield admin
+    for (name,) in admin.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE 'addon\\_%'").fetchall():
+        if name not in before:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
+            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+            admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(name)))
+    admin.close()
+
+
+@pytest.fixture
+def redis_server(settings):
+    """The add-on server: the local Redis (database 13); the add-on users and keys made meanwhile go afterwards."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS_ADMIN)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        _missing("Redis on 127.0.0.1:6379", exc)
+    before = set(client.acl_users())
+    settings.ADDONS_REDIS_URL = REDIS_ADMIN
+    yield client
+    for user in set(client.acl_users()) - before:
+        client.acl_deluser(user)
+    client.flushdb()
