@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect
 
-from platform_app.models import Deployment, Project
+from platform_app.models import Component, Deployment, Project
 from platform_app.services.automation import edge_metrics  # per-project request counters for alerts
 from platform_app.services.domains.routing import DomainRedirect, domain_resolve
 from platform_app.services.edge import analytics, firewall
@@ -57,14 +57,29 @@ def _resolve(host: str):
     label = host[: -len(suffix)]
     if not label or "." in label:
         return None
+    if "--" in label:  # `<component>--<project>`: a component of the project (slugs never hold "--")
+        name, _, slug = label.partition("--")
+        component = (Component.objects.filter(project__slug=slug, name=name, deployment__isnull=False)
+                     .select_related("deployment__project").first())
+        return _serving(component) if component is not None else False
     project = Project.objects.filter(slug=label).select_related("production_deployment__project").first()
     if project is not None:
-        return project.production_deployment or False
+        web = (Component.objects.filter(project=project, kind=Component.Kind.WEB, deployment__isnull=False)
+               .select_related("deployment__project").order_by("created_at").first())
+        return _serving(web) if web is not None else project.production_deployment or False
     slug, _, short = label.rpartition("-")
     if not slug or not short:
         return False
     return (Deployment.objects.select_related("project").filter(project__slug=slug, pk__startswith=f"dpl_{short}")
             .first() or False)
+
+
+def _serving(component):
+    """A component's deployment, marked so that the edge proxies to any healthy instance of the component: during
+    a rollout the old deployment's instances answer until the new ones are healthy."""
+    deployment = component.deployment
+    deployment.serving_component_id = component.pk
+    return deployment
 
 
 def serve(request, deployment, *, inject: bool = False) -> HttpResponse:
@@ -167,7 +182,7 @@ def proxy(request, deployment, *, inject: bool = False) -> HttpResponse:
 
     from platform_app.services.agents.agents import running_instance
 
-    instance = running_instance(deployment)
+    instance = running_instance(deployment, component_id=getattr(deployment, "serving_component_id", None))
     if instance is None:
         return HttpResponse("No running instance yet; an agent is starting one.", status=503, content_type="text/plain")
     url = f"http://{instance.node.host}:{instance.port}{request.get_full_path()}"

@@ -7,8 +7,8 @@ from datetime import date, timedelta
 from django.apps import apps
 from django.utils import timezone
 
-from platform_app.models import (Addon, AgentNode, AlertRule, CronJob, Deployment, DeployHook, DoctorReport,
-                                 Environment, EnvVar, LogDrain, SecretFinding)
+from platform_app.models import (Addon, AgentNode, AlertRule, Component, CronJob, Deployment, DeployHook,
+                                 DoctorReport, Environment, EnvVar, LogDrain, SecretFinding, Volume)
 from platform_app.models import Domain
 from platform_app.services.identity.auth import session_start
 from platform_app.services.env.crypto import encrypt
@@ -67,6 +67,9 @@ def world_build() -> World:
                                           secret_encrypted=encrypt("alert-secret"))
     firewall_rule = FirewallRuleFactory(project=project)
     addon = Addon.objects.create(project=project, kind="postgres", name="db")
+    component = Component.objects.create(project=project, name="api", kind="web", start_command="node app.js",
+                                         instance_size="starter")
+    volume = Volume.objects.create(component=component, name="data", mount_path="/data", size_gb=1)
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
     device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
     alice_session = session_start(user=alice)
@@ -91,7 +94,7 @@ def world_build() -> World:
         "secret": HOOK_SECRET, "record_id": record.pk,
         "domain_id": domain.pk,
         "cron_id": cron_job.pk, "drain_id": drain.pk,
-        "addon_id": addon.pk,
+        "addon_id": addon.pk, "component_id": component.pk, "volume_id": volume.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/alerts/{rule_id} rule_id": alert_rule.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/firewall/rules/{rule_id} rule_id": firewall_rule.pk,
         "/api/warehouses/{slug} slug": facility.slug,

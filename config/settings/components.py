@@ -1,5 +1,5 @@
 """Settings of components (docs/resources.md): instance sizes, plans' instance limits, restarts."""
-from .core import env  # noqa: F401
+from .core import env
 
 # Sizes an instance can have: its sandbox's limits (CPU share in cores, memory) and its price per hour in minor
 # units of PRICES_CURRENCY.
@@ -18,3 +18,5 @@ PLANS = {
 }
 # An instance that exits is started again after 1, 2, 4... seconds; this many failures in a row make it `crashed`.
 INSTANCE_MAX_RESTARTS = env.int("INSTANCE_MAX_RESTARTS", default=5)
+# A volume's size can be 1 to this many GB.
+VOLUME_MAX_GB = env.int("VOLUME_MAX_GB", default=100)

@@ -13,7 +13,6 @@ import signal
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -22,6 +21,7 @@ from platform_app.nodes.builder import Builder
 from platform_app.nodes.client import HttpBuildLink, PlatformClient
 from platform_app.sandbox import Limits, Network, SandboxUnavailable, relay
 from platform_app.sandbox.archive import Refused, unpack
+from platform_app.sandbox.limits import folder_bytes
 from platform_app.sandbox.base import WORKSPACE
 
 logger = logging.getLogger("platform.agent")
@@ -37,30 +37,81 @@ def instance_env(assignment: dict) -> dict:
     return env
 
 
-@dataclass
 class Instance:
-    instance_id: str
-    sandboxed: object
-    folder: Path
-    listener: socket.socket
-    stop_relay: object
-    lines: collections.deque = field(default_factory=lambda: collections.deque(maxlen=1000))
+    """One assigned instance: its own copy of the artifact, its volumes, the node socket the edge reaches it at
+    (kept across restarts), and the sandbox running it now. An exit restarts it after 1, 2, 4... seconds; after
+    `max_restarts` failures in a row it is `crashed`. With a health check path it is `starting` until that path
+    answers below 400."""
+
+    def __init__(self, agent, assignment: dict, folder: Path, listener: socket.socket):
+        self.agent, self.assignment, self.folder, self.listener = agent, assignment, folder, listener
+        self.instance_id = assignment["instanceId"]
+        self.lines: collections.deque = collections.deque(maxlen=1000)
+        self.restarts, self.next_start, self.healthy, self.crashed, self.error = 0, 0.0, False, False, ""
+        self.health_path = assignment.get("healthCheckPath") or ""
+        self.sandboxed = None
+        self.run()
+        self.stop_relay = relay.forward(listener, lambda: self.sandboxed.connect())
 
     @property
     def port(self) -> int:
         return self.listener.getsockname()[1]
 
-    def read(self):
-        for raw in iter(self.sandboxed.stdout.readline, b""):
+    def run(self) -> None:
+        a = self.assignment
+        mounts = [(self.agent.volume_folder(v["id"]), v["mountPath"]) for v in a.get("volumes") or []]
+        self.sandboxed = self.agent.runner.run(
+            a["startCommand"], workdir=self.folder / "app", scratch=self.folder / "run", env=instance_env(a),
+            limits=Limits.from_wire(a["limits"]), network=Network.from_wire({**a.get("network", {}), "ingress": True}),
+            mounts=mounts, label=f"instance-{self.instance_id[-8:]}")
+        self.healthy = not self.health_path
+        threading.Thread(target=self.read, args=(self.sandboxed,), daemon=True).start()
+
+    def read(self, sandboxed):
+        for raw in iter(sandboxed.stdout.readline, b""):
             # NUL cannot be stored in a text column; the platform refuses it.
             self.lines.append(raw.decode("utf-8", errors="replace").rstrip("\n").replace("\0", "\ufffd"))
 
-    def report(self) -> dict:
+    def check(self) -> None:
+        """Restart an instance that exited (after its backoff), or give up; ask its health check path."""
+        if self.crashed:
+            return
         code = self.sandboxed.poll()
-        broke = self.sandboxed.exceeded()
-        error = "" if code is None else (f"went over its {broke} limit" if broke else f"exited with {code}")
-        return {"instanceId": self.instance_id, "port": self.port, "pid": self.sandboxed.pid,
-                "status": "running" if code is None else "failed", "error": error}
+        if code is not None:
+            if not self.next_start:
+                broke = self.sandboxed.exceeded()
+                self.error = f"went over its {broke} limit" if broke else f"exited with {code}"
+                self.restarts += 1
+                if self.restarts > self.assignment.get("maxRestarts", 5):
+                    self.crashed = True
+                    self.error += f"; gave up after {self.restarts - 1} restarts"
+                    return
+                self.next_start = time.monotonic() + 2 ** (self.restarts - 1)
+                self.lines.append(f"[agent] {self.error}; restarting in {2 ** (self.restarts - 1)}s")
+            elif time.monotonic() >= self.next_start:
+                self.sandboxed.close()
+                self.next_start = 0.0
+                self.run()
+            return
+        if not self.healthy:
+            self.healthy = self._answers()
+            if self.healthy:
+                self.restarts, self.error = 0, ""
+
+    def _answers(self) -> bool:
+        try:
+            with self.sandboxed.connect(timeout=2) as sock:
+                sock.sendall(f"GET {self.health_path} HTTP/1.0\r\nHost: localhost\r\n\r\n".encode())
+                status = sock.recv(64).split(b" ", 2)
+            return len(status) > 1 and status[1].isdigit() and int(status[1]) < 400
+        except OSError:
+            return False
+
+    def report(self) -> dict:
+        running = self.sandboxed.poll() is None  # an exited one is `starting` again after its backoff
+        status = "crashed" if self.crashed else "running" if running and self.healthy else "starting"
+        return {"instanceId": self.instance_id, "port": self.port, "pid": self.sandboxed.pid, "status": status,
+                "error": self.error if status != "running" else "", "restarts": self.restarts}
 
     def stop(self):
         self.stop_relay()  # closes the listener too
@@ -80,6 +131,7 @@ class Agent:
         (self.data_dir / "instances").chmod(0o711)
         self.data_dir.chmod(0o711)
         self.instances: dict[str, Instance] = {}
+        self._volumes_measured, self._volume_usage = float("-inf"), []
         self.build_slots = build_slots
         self.builder = Builder(runner, work_root=self.data_dir / "builds")
 
@@ -97,9 +149,27 @@ class Agent:
         return self.client.node_id
 
     # -- instances ------------------------------------------------------------------------------------------
+    def volume_folder(self, volume_id: str) -> Path:
+        """A volume's folder on this node: it outlives its instances."""
+        folder = self.data_dir / "volumes" / volume_id
+        folder.mkdir(parents=True, exist_ok=True)
+        folder.parent.chmod(0o711)
+        return folder
+
+    def _volumes(self) -> list[dict]:
+        """What each volume folder holds (measured at most every 30 s)."""
+        now = time.monotonic()
+        if now - self._volumes_measured >= 30:
+            root = self.data_dir / "volumes"
+            self._volume_usage = [{"id": f.name, "usedBytes": folder_bytes([f])} for f in
+                                  (root.iterdir() if root.is_dir() else [])]
+            self._volumes_measured = now
+        return self._volume_usage
+
     def _reports(self) -> tuple[list, list]:
         reports, logs = [], []
         for inst in self.instances.values():
+            inst.check()
             reports.append(inst.report())
             if inst.lines:
                 batch = [inst.lines.popleft() for _ in range(min(len(inst.lines), 200))]
@@ -109,7 +179,7 @@ class Agent:
     def step(self) -> dict:
         """One heartbeat: report, then start and stop to match the assignments."""
         reports, logs = self._reports()
-        body = self.client.heartbeat({"instances": reports, "logs": logs})
+        body = self.client.heartbeat({"instances": reports, "logs": logs, "volumes": self._volumes()})
         wanted = {a["instanceId"]: a for a in body["assignments"]}
         for instance_id in [i for i in self.instances if i not in wanted or i in body["stop"]]:
             self.instances.pop(instance_id).stop()
@@ -135,19 +205,16 @@ class Agent:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         folder.chmod(0o711)
+        listener = None
         try:
             self._artifact(assignment, folder)
-            network = Network.from_wire({**assignment.get("network", {}), "ingress": True})
-            sandboxed = self.runner.run(assignment["startCommand"], workdir=folder / "app", scratch=folder / "run",
-                                        env=instance_env(assignment), limits=Limits.from_wire(assignment["limits"]),
-                                        network=network, label=f"instance-{assignment['instanceId'][-8:]}")
+            listener = socket.create_server((self.host, 0))
+            inst = Instance(self, assignment, folder, listener)
         except BaseException:
+            if listener is not None:
+                listener.close()
             shutil.rmtree(folder, ignore_errors=True)
             raise
-        listener = socket.create_server((self.host, 0))
-        inst = Instance(assignment["instanceId"], sandboxed, folder, listener,
-                        relay.forward(listener, sandboxed.connect))
-        threading.Thread(target=inst.read, daemon=True).start()
         self.instances[inst.instance_id] = inst
         return inst
 

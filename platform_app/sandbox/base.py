@@ -163,9 +163,10 @@ class Runner:
     description = ""
 
     def run(self, command: str, *, workdir: Path, cwd: str = "", scratch: Path, env: dict, limits: Limits,
-            network: Network, label: str = "sandbox") -> Sandboxed:
+            network: Network, mounts=(), label: str = "sandbox") -> Sandboxed:
         """Start `/bin/sh -c command` with `workdir` writable (at /workspace in a sandbox), `cwd` relative to it,
-        `scratch` the runner's own space (home and /tmp, which the caller removes), `env` the only variables."""
+        `scratch` the runner's own space (home and /tmp, which the caller removes), `env` the only variables,
+        `mounts` more writable folders as (folder on the node, path inside) pairs (volumes)."""
         raise NotImplementedError
 
     def enforced(self, limits: Limits) -> dict:

@@ -96,7 +96,7 @@ class BubblewrapRunner(Runner):
         self.host_uid, self.host_gid = host_uid, host_gid
         self.readonly_paths, self.cgroup_parent = tuple(readonly_paths), cgroup_parent
 
-    def _args(self, *, workdir: Path, cwd: str, home: Path, tmp: Path, fds: list) -> list[str]:
+    def _args(self, *, workdir: Path, cwd: str, home: Path, tmp: Path, fds: list, mounts=()) -> list[str]:
         args = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
                 "--hostname", "sandbox", "--uid", "1000", "--gid", "1000", "--ro-bind", "/usr", "/usr"]
         for name in SYSTEM_LINKS:
@@ -115,6 +115,8 @@ class BubblewrapRunner(Runner):
             args += ["--ro-bind-try", path, path]
         args += ["--proc", "/proc", "--dev", "/dev", "--bind", str(workdir), WORKSPACE, "--bind", str(home), HOME,
                  "--bind", str(tmp), "/tmp", "--dir", "/var", "--symlink", "../tmp", "/var/tmp", "--dir", SHIMS]
+        for folder, inside in mounts:
+            args += ["--bind", str(folder), inside]
         if not Path("/usr/bin/python").exists() and Path("/usr/bin/python3").exists():
             args += ["--symlink", "/usr/bin/python3", f"{SHIMS}/python"]
         args += ["--chdir", f"{WORKSPACE}/{cwd}".rstrip("/")]
@@ -137,13 +139,13 @@ class BubblewrapRunner(Runner):
                 "limits": {**enforcer.enforced(), "time": "watch"}}
 
     def run(self, command: str, *, workdir: Path, cwd: str = "", scratch: Path, env: dict, limits: Limits,
-            network: Network, label: str = "sandbox") -> Sandboxed:
+            network: Network, mounts=(), label: str = "sandbox") -> Sandboxed:
         home, tmp = scratch / "home", scratch / "tmp"
         home.mkdir(parents=True, exist_ok=True)
         tmp.mkdir(parents=True, exist_ok=True)
         as_root = os.geteuid() == 0
         if as_root:  # the sandbox's processes belong to an unprivileged user outside too
-            for folder in (workdir, home, tmp):
+            for folder in (workdir, home, tmp, *(m[0] for m in mounts)):
                 _reachable(folder, self.host_uid)
                 _chown_tree(folder, self.host_uid, self.host_gid)
         env = _with_shims({**env, "HOME": HOME, "TMPDIR": "/tmp"})
@@ -154,12 +156,12 @@ class BubblewrapRunner(Runner):
             env.update(HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy, https_proxy=proxy,
                        NO_PROXY="localhost,127.0.0.1,::1", no_proxy="localhost,127.0.0.1,::1")
         enforcer = Enforcer(limits, name=f"{label}-{secrets.token_hex(4)}", parent=self.cgroup_parent,
-                            watch=[workdir, home, tmp])
+                            watch=[workdir, home, tmp, *(m[0] for m in mounts)])
         fds: list[int] = []
         info_read, info_write = os.pipe()
         block_read, block_write = os.pipe()
         try:
-            args = self._args(workdir=workdir, cwd=cwd, home=home, tmp=tmp, fds=fds)
+            args = self._args(workdir=workdir, cwd=cwd, home=home, tmp=tmp, fds=fds, mounts=mounts)
             args += ["--info-fd", str(info_write), "--block-fd", str(block_read), "--", "/bin/sh", "-c", command]
             owner = {"user": self.host_uid, "group": self.host_gid, "extra_groups": []} if as_root else {}
             popen = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -239,7 +241,9 @@ class UnsandboxedRunner(Runner):
                 "limits": {**enforcer.enforced(), "time": "watch"}}
 
     def run(self, command: str, *, workdir: Path, cwd: str = "", scratch: Path, env: dict, limits: Limits,
-            network: Network, label: str = "sandbox") -> Sandboxed:
+            network: Network, mounts=(), label: str = "sandbox") -> Sandboxed:
+        if mounts:
+            raise SandboxUnavailable("Volumes are mounted into a sandbox; this node has none (bubblewrap).")
         home, tmp = scratch / "home", scratch / "tmp"
         home.mkdir(parents=True, exist_ok=True)
         tmp.mkdir(parents=True, exist_ok=True)

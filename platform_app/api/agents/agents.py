@@ -51,6 +51,8 @@ class HeartbeatInput(InputSerializer):
     instances = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000)
     logs = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000)
     sandbox = serializers.DictField(required=False, default=dict)
+    volumes = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000,
+                                    help_text="what each volume folder holds: {id, usedBytes}")
 
 
 class ClaimInput(InputSerializer):

@@ -1,6 +1,8 @@
 """Node agents: invite, join, heartbeat (reports in, assignments out), leave, expiry; and the placement of
 runtime deployments (those with a start command) onto online nodes."""
+import random
 import secrets
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -9,11 +11,12 @@ from django.db.models import Count
 from django.utils import timezone
 
 from config.errors import NotFound, Unauthenticated
-from platform_app.models import AgentInvite, AgentNode, Deployment, Instance, Project, RuntimeLogLine
+from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
 from platform_app.services.deployments.deployment_log import event_record
 from platform_app.services.identity.keys import sha256_hex
 
-LIVE = ("assigned", "running")
+LIVE = ("assigned", "starting", "running")
+REPORTED = ("starting", "running", "crashed")  # what a node may say of an instance
 MAX_LOG_LINES = 500
 
 
@@ -61,11 +64,21 @@ def agent_authenticate(*, node_id: str, token: str) -> AgentNode:
     return node
 
 
-def _wanted(workspace) -> list[Deployment]:
-    """Runtime deployments that should be running: each project's production deployment, plus the newest
-    ready deployment of every other (environment, branch)."""
-    ready = (Deployment.objects.filter(project__workspace=workspace, status=Deployment.Status.READY)
-             .select_related("project").order_by("-ready_at"))
+@dataclass
+class Slot:
+    """What placement keeps running: `count` instances of `deployment` (for `component`, when it is one's)."""
+
+    deployment: Deployment
+    component: Component | None = None
+    count: int = 1
+
+
+def _wanted(workspace) -> list[Slot]:
+    """Each project's production deployment and the newest ready deployment of every other (environment,
+    branch), one instance each, when they have a start command; and each web or worker component's deployment,
+    as many instances as the component asks."""
+    ready = (Deployment.objects.filter(project__workspace=workspace, status=Deployment.Status.READY,
+                                       component__isnull=True).select_related("project").order_by("-ready_at"))
     production = set(Project.objects.filter(workspace=workspace).values_list("production_deployment_id", flat=True))
     wanted, seen = [], set()
     for d in ready:
@@ -73,40 +86,75 @@ def _wanted(workspace) -> list[Deployment]:
             continue
         key = (d.project_id, d.env, d.branch)
         if d.pk in production or (d.env != "production" and key not in seen):
-            wanted.append(d)
+            wanted.append(Slot(d))
         seen.add(key)
-    return wanted
+    components = (Component.objects.filter(project__workspace=workspace, deployment__status=Deployment.Status.READY)
+                  .exclude(kind=Component.Kind.STATIC).select_related("deployment").prefetch_related("volumes"))
+    return wanted + [Slot(c.deployment, c, c.instances) for c in components]
 
 
 @transaction.atomic
 def instances_place(*, workspace) -> None:
-    """Give every wanted runtime deployment a live instance on the least loaded online node; stop the rest."""
-    wanted = _wanted(workspace)
-    wanted_ids = {d.pk for d in wanted}
-    Instance.objects.filter(node__workspace=workspace, status__in=LIVE).exclude(
-        deployment_id__in=wanted_ids).update(status="stopping", updated_at=timezone.now())
+    """Keep every slot's instances on online nodes (the least loaded; a component with a volume on its volume's
+    node); stop what no slot wants. A component's instances of an older deployment stop only once the new
+    deployment's instances all run healthy, so a web component answers throughout a rollout."""
+    slots = _wanted(workspace)
     # the node rows are locked first, so two heartbeats cannot place the same deployment twice
     nodes = [n for n in AgentNode.objects.select_for_update().filter(workspace=workspace, status=AgentNode.Status.ONLINE)
              if "process" in n.runtimes]
+    live = list(Instance.objects.filter(node__workspace=workspace, status__in=(*LIVE, "crashed")))
     loads = dict(Instance.objects.filter(node__in=nodes, status__in=LIVE).values_list("node").annotate(n=Count("id")))
     for node in nodes:
         node.load = loads.get(node.pk, 0)
-    for deployment in wanted:
-        if Instance.objects.filter(deployment=deployment, status__in=LIVE, node__status=AgentNode.Status.ONLINE).exists():
-            continue
-        free = [n for n in nodes if n.load < n.capacity]
-        if not free:
-            return
-        node = min(free, key=lambda n: n.load)
-        Instance.objects.create(deployment=deployment, node=node)
-        node.load += 1
+    keep, now = set(), timezone.now()
+    for slot in slots:
+        component_id = slot.component.pk if slot.component else None
+        mine = [i for i in live if i.deployment_id == slot.deployment.pk and i.component_id == component_id
+                and i.node.status == AgentNode.Status.ONLINE]
+        extra = sorted(mine, key=lambda i: i.created_at)[slot.count:]
+        keep.update(i.pk for i in mine if i not in extra)
+        for _ in range(slot.count - len(mine)):
+            node = _node_for(slot, nodes)
+            if node is None:
+                break
+            keep.add(Instance.objects.create(deployment=slot.deployment, node=node, component=slot.component).pk)
+            node.load += 1
+        if slot.component is not None:
+            healthy = sum(1 for i in mine if i.status == "running") >= slot.count
+            if not healthy:  # the old deployment's instances answer until the new ones do
+                keep.update(i.pk for i in live if i.component_id == component_id
+                            and i.deployment_id != slot.deployment.pk and i.status in LIVE)
+    Instance.objects.filter(node__workspace=workspace, status__in=LIVE).exclude(pk__in=keep).update(
+        status="stopping", updated_at=now)
 
 
-def instance_limits():
+def _node_for(slot: Slot, nodes: list) -> AgentNode | None:
+    """The least loaded node with room; for a component with a volume, its volume's node (set at the first
+    placement)."""
+    volumes = list(slot.component.volumes.all()) if slot.component else []
+    pinned = next((v.node_id for v in volumes if v.node_id), None)
+    free = [n for n in nodes if n.load < n.capacity and (pinned is None or n.pk == pinned)]
+    if not free:
+        return None
+    node = min(free, key=lambda n: n.load)
+    for volume in volumes:
+        if volume.node_id is None:
+            Volume.objects.filter(pk=volume.pk).update(node=node)
+    return node
+
+
+def instance_limits(component: Component | None = None):
+    """An instance's sandbox limits: its component's instance size (memory, CPU share) and volumes (disk), or the
+    INSTANCE_* defaults."""
     from platform_app.sandbox import Limits
 
-    return Limits(memory_mb=settings.INSTANCE_MEMORY_MB, processes=settings.INSTANCE_PROCESSES,
-                  disk_mb=settings.INSTANCE_DISK_MB, cpu_share=settings.INSTANCE_CPU_SHARE)
+    if component is None:
+        return Limits(memory_mb=settings.INSTANCE_MEMORY_MB, processes=settings.INSTANCE_PROCESSES,
+                      disk_mb=settings.INSTANCE_DISK_MB, cpu_share=settings.INSTANCE_CPU_SHARE)
+    size = settings.INSTANCE_SIZES[component.instance_size]
+    volumes_mb = sum(v.size_gb for v in component.volumes.all()) * 1024
+    return Limits(memory_mb=size["memory_mb"], processes=settings.INSTANCE_PROCESSES,
+                  disk_mb=settings.INSTANCE_DISK_MB + volumes_mb, cpu_share=size["cpu"])
 
 
 def _assignment(instance: Instance) -> dict:
@@ -121,7 +169,11 @@ def _assignment(instance: Instance) -> dict:
     return {"instance_id": instance.pk, "deployment_id": d.pk, "status": instance.status,
             "artifact_url": f"/v1/agents/{instance.node_id}/artifacts/{d.pk}", "artifact_sha256": d.artifact_sha256,
             "start_command": d.snapshot.get("start", ""),
-            "limits": instance_limits().to_wire(), "network": network.to_wire(),
+            "limits": instance_limits(instance.component).to_wire(), "network": network.to_wire(),
+            "health_check_path": instance.component.health_check_path if instance.component else "",
+            "max_restarts": settings.INSTANCE_MAX_RESTARTS,
+            "volumes": [{"id": v.pk, "mount_path": v.mount_path, "size_gb": v.size_gb}
+                        for v in (instance.component.volumes.all() if instance.component else [])],
             # a list of pairs: keys are the user's, the camelCase renderer must not touch them
             "env": [{"key": k, "value": v} for k, v in
                     env_resolve(project=d.project, environment=d.env, branch=d.branch).items()]}
@@ -140,8 +192,9 @@ def agent_artifact(*, node: AgentNode, deployment_id: str):
 
 @transaction.atomic
 def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[dict], logs: list[dict],
-                    sandbox: dict | None = None) -> dict:
-    """Apply the node's reports, then answer what it should run (and stop)."""
+                    sandbox: dict | None = None, volumes: list[dict] | None = None) -> dict:
+    """Apply the node's reports, then answer what it should run (and stop). An instance told to stop is
+    `stopped` once the node no longer reports it."""
     node = AgentNode.objects.select_for_update().get(pk=node.pk)
     node.last_heartbeat_at = timezone.now()
     if node.status == AgentNode.Status.OFFLINE:
@@ -152,9 +205,17 @@ def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[di
         node.sandbox = sandbox
     node.save()
     for report in instances:
-        Instance.objects.filter(pk=report.get("instance_id"), node=node).exclude(status="stopped").update(
-            status=report.get("status", "running"), port=report.get("port"), pid=report.get("pid"),
-            error=(report.get("error") or "")[:500], updated_at=timezone.now())
+        status = report.get("status") if report.get("status") in REPORTED else "running"
+        Instance.objects.filter(pk=report.get("instance_id"), node=node).exclude(
+            status__in=("stopped", "stopping")).update(status=status, port=report.get("port"), pid=report.get("pid"),
+                                                       restarts=max(0, int(report.get("restarts") or 0)),
+                                                       error=(report.get("error") or "")[:500],
+                                                       updated_at=timezone.now())
+    Instance.objects.filter(node=node, status="stopping").exclude(
+        pk__in=[r.get("instance_id") for r in instances]).update(status="stopped", updated_at=timezone.now())
+    for report in volumes or []:
+        Volume.objects.filter(pk=report.get("id"), node=node).update(used_bytes=max(0, int(report.get("used_bytes")
+                                                                                           or 0)))
     lines = []
     for block in logs:
         inst = Instance.objects.filter(pk=block.get("instance_id"), node=node).first()
@@ -193,10 +254,15 @@ def agents_expire() -> int:
     return len(silent)
 
 
-def running_instance(deployment) -> Instance | None:
-    return (Instance.objects.select_related("node").filter(deployment=deployment, status="running",
-                                                           node__status=AgentNode.Status.ONLINE, port__isnull=False)
-            .first())
+def running_instance(deployment, component_id: str | None = None) -> Instance | None:
+    """One healthy instance of the deployment, picked at random among them (a component's several share the
+    load); for a component, any healthy instance of it, its current deployment's first (during a rollout the old
+    ones answer until the new ones are healthy)."""
+    running = Instance.objects.select_related("node").filter(status="running", node__status=AgentNode.Status.ONLINE,
+                                                             port__isnull=False)
+    running = list(running.filter(component_id=component_id) if component_id else running.filter(deployment=deployment))
+    current = [i for i in running if i.deployment_id == deployment.pk]
+    return random.choice(current or running) if running else None
 
 
 @transaction.atomic

@@ -13,9 +13,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.errors import ApplicationError
-from platform_app.models import BuildJob, Deployment, Project
+from platform_app.models import BuildJob, Component, Deployment, Project
 from platform_app.services.deployments import artifacts
 from platform_app.services.deployments.deployment_log import event_record, log_append
+from platform_app.services.edge.hostcache import edge_hosts_invalidate
 
 S = Deployment.Status
 
@@ -68,16 +69,17 @@ def deployment_build(*, deployment_id: str) -> BuildJob | None:
         if not root.is_relative_to(src) or not root.is_dir():
             raise BuildFailed(f"The root directory {project.root_directory!r} does not exist in the repository.")
         detection = detect(root)
+        component = deployment.component
         install = project.install_command or detection.install_command
-        build = project.build_command or detection.build_command
+        build = (component and component.build_command) or project.build_command or detection.build_command
         output = project.output_directory or detection.output_directory or "."
+        start = component.start_command if component else project.start_command or detection.start_command
         log_append(deployment, f"Detected {detection.framework} ({', '.join(detection.evidence) or 'no evidence'})",
                    stream="system")
         _scan(project, deployment, src, sha)
         spec = {"root": root.relative_to(src).as_posix(), "output": output, "runtime": detection.runtime,
                 "commands": [c for c in (install, build) if c], "label": project.slug,
-                "framework": detection.framework, "start": project.start_command or detection.start_command,
-                "install": install, "build": build}
+                "framework": detection.framework, "start": start, "install": install, "build": build}
         job = _hand_over(deployment, spec, src, scratch / "source.tar.gz")
     except BuildFailed as exc:
         _finish_error(deployment, str(exc))
@@ -121,7 +123,10 @@ def _finish_ready(deployment, *, framework: str, snapshot: dict) -> str:
     row.status, row.ready_at, row.finished_at = S.READY, now, now
     row.artifact_path, row.framework, row.snapshot = row.pk, framework, snapshot
     row.save()
-    if row.env == "production":
+    if row.component_id:  # a component's deploy: it rolls the component out, production stays as it is
+        Component.objects.filter(pk=row.component_id).update(deployment=row)
+        edge_hosts_invalidate()
+    elif row.env == "production":
         Project.objects.filter(pk=row.project_id).update(production_deployment=row)
     event_record(row, "ready")
     log_append(row, "Deployment ready.", stream="system")

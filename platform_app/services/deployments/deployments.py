@@ -27,10 +27,11 @@ IDEMPOTENCY_KEY_MAX = 64  # a UUID has 36; the column keeps room for a scope suc
 
 
 def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, actor=None, ip: str = "",
-                       idempotency_key: str | None = None, idempotency_scope: str = "") -> Deployment:
+                       idempotency_key: str | None = None, idempotency_scope: str = "", component=None) -> Deployment:
     """Record a queued deployment and enqueue its build once the transaction commits. A retried call with the
     same Idempotency-Key (within `idempotency_scope`) returns the first deployment (`_replayed` set) instead of
-    building twice."""
+    building twice. A `component`'s deployment becomes that component's when ready (not the project's
+    production)."""
     if idempotency_key and len(idempotency_key) > IDEMPOTENCY_KEY_MAX:
         raise ValidationFailed(f"`Idempotency-Key` must be at most {IDEMPOTENCY_KEY_MAX} characters.",
                                details={"Idempotency-Key": [f"At most {IDEMPOTENCY_KEY_MAX} characters."]})
@@ -42,7 +43,7 @@ def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, a
             return existing
     try:
         return _trigger(project=project, env=env, branch=branch, trigger=trigger, actor=actor, ip=ip,
-                        idempotency_key=idempotency_key)
+                        idempotency_key=idempotency_key, component=component)
     except IntegrityError:  # a concurrent retry with the same key committed first
         existing = Deployment.objects.get(project=project, idempotency_key=idempotency_key)
         existing._replayed = True
@@ -50,7 +51,7 @@ def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, a
 
 
 @transaction.atomic
-def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key) -> Deployment:
+def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key, component=None) -> Deployment:
     from platform_app.services.env.env import environment_names
 
     if env not in environment_names(project):
@@ -61,8 +62,9 @@ def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key) -> De
         raise ValidationFailed("This project has no Git repository to build.", code="not_buildable")
     deployment = Deployment.objects.create(project=project, env=env, branch=branch or project.production_branch,
                                            trigger=trigger, created_by=actor if getattr(actor, "pk", None) else None,
-                                           idempotency_key=idempotency_key or None)
-    event_record(deployment, "queued", f"{trigger} deployment of {deployment.branch} to {env}")
+                                           idempotency_key=idempotency_key or None, component=component)
+    what = f"component {component.name}" if component is not None else env
+    event_record(deployment, "queued", f"{trigger} deployment of {deployment.branch} to {what}")
     audit_record(workspace=project.workspace, actor=actor, action="deployment.created", target=deployment,
                  data={"env": env, "branch": deployment.branch, "trigger": trigger}, ip=ip)
 

@@ -38,7 +38,8 @@ def _on_save(sender, instance=None, update_fields=None, **kwargs):
 for _label in ("platform_app.Project", "platform_app.Deployment"):
     post_save.connect(_on_save, sender=_label, dispatch_uid=f"edge-hosts-save-{_label}")
     post_delete.connect(edge_hosts_invalidate, sender=_label, dispatch_uid=f"edge-hosts-delete-{_label}")
-for _label in ("platform_app.FirewallRule", "platform_app.AnalyticsSettings", "platform_app.Domain"):
+for _label in ("platform_app.FirewallRule", "platform_app.AnalyticsSettings", "platform_app.Domain",
+               "platform_app.Component"):
     post_save.connect(edge_hosts_invalidate, sender=_label, dispatch_uid=f"edge-hosts-save-{_label}")
     post_delete.connect(edge_hosts_invalidate, sender=_label, dispatch_uid=f"edge-hosts-delete-{_label}")
 

@@ -1,7 +1,7 @@
 """The one place that says where a project and a deployment are served.
 
-`<project>.<DEPLOY_DOMAIN>` is a project's production address, `<project>-<short id>.<DEPLOY_DOMAIN>` one
-deployment's. The scheme is `DEPLOY_SCHEME` (`http` for `make run`; `https` where the platform sits behind TLS)
+`<project>.<DEPLOY_DOMAIN>` is a project's production address (its first web component's, when it has one),
+`<project>-<short id>.<DEPLOY_DOMAIN>` one deployment's, `<component>--<project>.<DEPLOY_DOMAIN>` one component's. The scheme is `DEPLOY_SCHEME` (`http` for `make run`; `https` where the platform sits behind TLS)
 and the port `DEPLOY_PORT` (left out when it is the scheme's default)."""
 from django.conf import settings
 
@@ -27,3 +27,8 @@ def project_url(project) -> str:
 def deployment_url(deployment) -> str:
     """The address that serves exactly this deployment (previews, and production before promotion)."""
     return _origin(f"{deployment.project.slug}-{short_id(deployment)}.{settings.DEPLOY_DOMAIN}")
+
+
+def component_url(component) -> str:
+    """The address that serves a component (a project slug never holds "--")."""
+    return _origin(f"{component.name}--{component.project.slug}.{settings.DEPLOY_DOMAIN}")

@@ -42,9 +42,9 @@ def project_get(*, workspace, project_id: str) -> Project:
 
 def _slug_for(name: str, slug: str | None) -> str:
     if slug:
-        if not DNS_LABEL.match(slug):
+        if not DNS_LABEL.match(slug) or "--" in slug:  # `<component>--<slug>` names a project's component
             raise ValidationFailed("The slug must be a DNS label: a-z, 0-9 and -, 1 to 63 characters, no leading or "
-                                   "trailing -.", details={"slug": ["Not a DNS label."]})
+                                   "trailing -, no --.", details={"slug": ["Not a DNS label."]})
         if Project.objects.filter(slug=slug).exists():
             raise Conflict("This project slug is taken.", code="slug_taken", details={"slug": ["Already in use."]})
         return slug

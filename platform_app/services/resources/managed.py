@@ -9,14 +9,13 @@ checked there by a guard that speaks its protocol (platform_app/sandbox/guards.p
 the resource's role to its database, a Redis connection only as its ACL user.
 
 `managed_env(project)` merges them into the variables every build and instance gets (env_resolve adds them after
-the project's own, which cannot take a managed name): the first resource asking for a name gets it, the next
-gets it prefixed with its own name (`ANALYTICS_DATABASE_URL`).
+the project's own, which they override): the first resource asking for a name gets it, the next gets it prefixed
+with its own name (`ANALYTICS_DATABASE_URL`). The items themselves are `variables.Managed`.
 """
 import re
 
 from platform_app.sandbox import Endpoint
 from platform_app.services.resources.variables import Managed
-
 
 def _sources(project) -> list[Managed]:
     from platform_app.services.resources import addons, buckets, dedicated_dbs
