@@ -32,6 +32,8 @@ from tests.processes import ROOT, WebServer, child_env, django_script, free_port
 from tests.scratch_database import ScratchDatabase, default_database
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+# The add-on server of the add-ons journey: the machine's PostgreSQL (tests/browser/test_resources.py).
+ADDONS_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--host-resolver-rules=MAP *.localhost 127.0.0.1"]
@@ -106,7 +108,7 @@ def live_platform(tmp_path_factory, django_db_blocker):
     port = free_port()
     env = child_env(data_dir=data_dir, database_url=database.url(), redis_url=os.environ.get("REDIS_URL") or None,
                     DEPLOY_DOMAIN="localhost", DEPLOY_SCHEME="http", DEPLOY_PORT=port, WEB_CONCURRENCY=1,
-                    SITE_URL=f"http://127.0.0.1:{port}")
+                    SITE_URL=f"http://127.0.0.1:{port}", ADDONS_POSTGRES_URL=ADDONS_POSTGRES_URL)
     platform = worker = builder = None
     try:
         manage(env, "migrate", "--noinput")
