@@ -50,4 +50,7 @@ urlpatterns += [
     path("", include("platform_app.api.resources.databases")),
     path("", include("platform_app.api.resources.tunnel")),
     path("", include("platform_app.api.resources.graduate")),
+    # Money and organisation: metering, cost, billing (billing/); SSO, SCIM, IP allowlist, feedback, growth (org/)
+    path("", include("platform_app.api.billing.urls")),
+    path("", include("platform_app.api.org.urls")),
 ]

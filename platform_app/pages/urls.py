@@ -77,3 +77,4 @@ urlpatterns = [
 # Resources (platform_app/pages/resources/): one module per feature
 urlpatterns += [path("", include(f"platform_app.pages.resources.{feature}"))
                 for feature in ("addons", "components", "buckets", "databases", "tunnel", "graduate")]
+urlpatterns += [path("", include("platform_app.pages.billing.urls")), path("", include("platform_app.pages.org.urls"))]

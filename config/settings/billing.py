@@ -1,0 +1,4 @@
+"""Settings of the billing area."""
+from .core import env  # noqa: F401
+
+BILLING_BEAT: dict = {}

@@ -1,0 +1,4 @@
+"""Settings of the org area."""
+from .core import env  # noqa: F401
+
+ORG_BEAT: dict = {}

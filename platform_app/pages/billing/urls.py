@@ -1,0 +1,3 @@
+"""Dashboard pages of the billing area; their routes."""
+
+urlpatterns: list = []

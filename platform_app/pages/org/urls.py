@@ -1,0 +1,3 @@
+"""Dashboard pages of the org area; their routes."""
+
+urlpatterns: list = []
