@@ -221,11 +221,13 @@ from .tunnels import *  # noqa: E402,F401,F403
 from .graduation import *  # noqa: E402,F401,F403
 from .billing import *  # noqa: E402,F401,F403
 from .org import *  # noqa: E402,F401,F403
+from .staff import *  # noqa: E402,F401,F403
+from .mcp import *  # noqa: E402,F401,F403
 
 # Assembled from the areas above: the whole beat schedule in one place, and the edge's host names.
 CELERY_BEAT_SCHEDULE = {**IDENTITY_BEAT, **DEPLOYMENTS_BEAT, **OTP_BEAT,  # noqa: F405
                         **DOMAINS_BEAT, **EDGE_BEAT, **AUTOMATION_BEAT,  # noqa: F405
                         **ADDONS_BEAT, **BUCKETS_BEAT, **DEDICATED_DBS_BEAT, **TUNNELS_BEAT,  # noqa: F405
-                        **GRADUATION_BEAT, **BILLING_BEAT, **ORG_BEAT}  # noqa: F405
+                        **GRADUATION_BEAT, **BILLING_BEAT, **ORG_BEAT, **STAFF_BEAT, **MCP_BEAT}  # noqa: F405
 ALLOWED_HOSTS = with_edge_hosts(ALLOWED_HOSTS)  # noqa: F405
 STORAGES["artifacts"] = ARTIFACT_STORAGE  # noqa: F405

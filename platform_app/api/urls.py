@@ -53,4 +53,7 @@ urlpatterns += [
     # Money and organisation: metering, cost, billing (billing/); SSO, SCIM, IP allowlist, feedback, growth (org/)
     path("", include("platform_app.api.billing.urls")),
     path("", include("platform_app.api.org.urls")),
+    # Staff (/v1/admin, incidents), the status page's JSON (staff/), the MCP endpoint (mcp/)
+    path("", include("platform_app.api.staff.urls")),
+    path("", include("platform_app.api.mcp.urls")),
 ]

@@ -78,3 +78,4 @@ urlpatterns = [
 urlpatterns += [path("", include(f"platform_app.pages.resources.{feature}"))
                 for feature in ("addons", "components", "buckets", "databases", "tunnel", "graduate")]
 urlpatterns += [path("", include("platform_app.pages.billing.urls")), path("", include("platform_app.pages.org.urls"))]
+urlpatterns += [path("", include("platform_app.pages.staff.urls")), path("", include("platform_app.pages.mcp.urls"))]

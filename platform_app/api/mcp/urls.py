@@ -1,0 +1,3 @@
+"""Routes of the mcp area (mounted under /v1/), one module per feature listed here."""
+
+urlpatterns: list = []

@@ -1,0 +1,1 @@
+"""Dashboard pages of the mcp area."""

@@ -1,0 +1,3 @@
+"""Dashboard pages of the mcp area; their routes."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Dashboard pages of the staff area; their routes."""
+
+urlpatterns: list = []
