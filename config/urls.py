@@ -5,12 +5,17 @@ from django.urls import include, path
 
 from config.schema import OtpSchemaView, PlatformSchemaView, WarehouseSchemaView, schema_routes
 from platform_app.api.identity.health import HealthView, jwks_view
+from platform_app.api.mcp.mcp import authorization_server_metadata, protected_resource_metadata
 
 # Django tries the patterns in order on every request, and an include under a prefix is skipped in one test when
 # the prefix does not match: the APIs' prefixed spaces come first, the pages' unprefixed ones last.
 urlpatterns = [
     path("admin/", admin.site.urls),
     path(".well-known/jwks.json", jwks_view, name="jwks"),
+    # The MCP endpoint's OAuth metadata (RFC 9728, RFC 8414; platform_app/api/mcp/)
+    path(".well-known/oauth-protected-resource", protected_resource_metadata),
+    path(".well-known/oauth-protected-resource/v1/mcp", protected_resource_metadata),
+    path(".well-known/oauth-authorization-server", authorization_server_metadata),
     # Platform API
     path("health", HealthView.as_view(), name="health"),
     *schema_routes("v1/", PlatformSchemaView, "platform"),

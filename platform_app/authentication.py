@@ -10,13 +10,15 @@ from platform_app.choices import Scope
 from platform_app.services.identity.auth import session_active
 from platform_app.services.identity.keys import token_verify
 from platform_app.services.identity.tokens import TOKEN_PREFIX, api_token_authenticate
+from platform_app.services.mcp.oauth import ACCESS_PREFIX as MCP_ACCESS_PREFIX
+from platform_app.services.mcp.oauth import mcp_token_authenticate
 
 
 @dataclass
 class Actor:
     """What a request acts as: its scopes and, for a token, its workspace binding."""
 
-    type: str  # "session" | "api_token"
+    type: str  # "session" | "api_token" | "mcp_token"
     scopes: set = field(default_factory=set)
     token: object = None
     session: object = None
@@ -30,7 +32,8 @@ FULL = {Scope.ADMIN.value}
 
 
 class BearerAuthentication(BaseAuthentication):
-    """`Authorization: Bearer svc_...` (API token) or `Bearer <RS256 access JWT>`."""
+    """`Authorization: Bearer svc_...` (API token), `Bearer mcpa_...` (MCP OAuth token) or `Bearer <RS256 access
+    JWT>`."""
 
     def authenticate(self, request):
         header = get_authorization_header(request).split()
@@ -42,6 +45,9 @@ class BearerAuthentication(BaseAuthentication):
         if raw.startswith(TOKEN_PREFIX):
             token = api_token_authenticate(raw)
             return token.user, Actor("api_token", set(token.scopes), token=token)
+        if raw.startswith(MCP_ACCESS_PREFIX):  # an MCP client's OAuth token: scopes and binding as an API token's
+            token = mcp_token_authenticate(raw)
+            return token.user, Actor("mcp_token", set(token.scopes), token=token)
         claims = token_verify(raw, audience="platform")
         session = session_active(claims.get("sid", ""))
         if str(session.user_id) != claims["sub"]:

@@ -20,6 +20,7 @@ from tests.platform_app.domains import factories as domains
 from tests.platform_app.edge import factories as edge
 from tests.platform_app.env import factories as env
 from tests.platform_app.identity import factories as identity
+from tests.platform_app.mcp import factories as mcp
 from tests.platform_app.resources import factories as resources
 from tests.platform_app.projects import factories as projects
 from tests.platform_app.providers import factories as git
@@ -47,6 +48,8 @@ FACTORIES = {
     platform.BuildJob: deploy.BuildJobFactory,
     platform.Addon: resources.AddonFactory, platform.Component: resources.ComponentFactory,
     platform.Volume: resources.VolumeFactory,
+    platform.McpClient: mcp.McpClientFactory, platform.McpAuthorizationCode: mcp.McpAuthorizationCodeFactory,
+    platform.McpToken: mcp.McpTokenFactory,
     platform.OAuthState: git.OAuthStateFactory, platform.GitConnection: git.GitConnectionFactory,
     platform.GitInstallation: git.GitInstallationFactory, platform.LinkedIdentity: git.LinkedIdentityFactory,
     platform.Environment: env.EnvironmentFactory, platform.EnvVar: env.EnvVarFactory,

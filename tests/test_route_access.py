@@ -65,6 +65,10 @@ PUBLIC = {
     "POST /v1/webhooks/git-a",
     # web analytics: visitors' browsers on deployed sites fetch the tracker script and send its beacons
     "GET /v1/analytics/{project_id}/svc.js", "POST /v1/analytics/{project_id}/beacon",
+    # the MCP endpoint checks its bearer token itself (401 with WWW-Authenticate, MCP's authorization); OAuth's
+    # authorize (a consent page for a signed-in user), token and client registration
+    "GET /v1/mcp", "POST /v1/mcp", "DELETE /v1/mcp", "GET /v1/mcp/authorize", "POST /v1/mcp/authorize",
+    "POST /v1/mcp/token", "POST /v1/mcp/register",
     "POST /api/v1/callbacks/twilio",
     "POST /api/auth/login", "POST /api/auth/signup", "GET /api/health",
     "GET /api/warehouses", "GET /api/warehouses/search", "GET /api/warehouses/{slug}", "GET /api/cities",

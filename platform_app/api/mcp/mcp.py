@@ -1,0 +1,264 @@
+"""The platform's MCP endpoint (Model Context Protocol, Streamable HTTP) and its OAuth 2.1 authorization server
+(docs/mcp.md).
+
+- `POST /v1/mcp`: one JSON-RPC message; the answer is 201 with the JSON-RPC response (202 for a notification).
+  `initialize` answers an `Mcp-Session-Id`, which every later request carries (400 without, 404 when unknown).
+- `GET /v1/mcp`: with `Accept: text/event-stream`, the server's stream (keep-alive comments; this server sends no
+  requests of its own); otherwise the discovery document.
+- Without a valid bearer token: 401 with `WWW-Authenticate: Bearer resource_metadata="..."`, where the client
+  finds the protected resource's metadata, then the authorization server's.
+- `/v1/mcp/authorize` (consent), `/v1/mcp/token` (201, OAuth's own snake_case fields and errors),
+  `/v1/mcp/register` (RFC 7591).
+"""
+import asyncio
+import json
+import time
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse, StreamingHttpResponse
+from django.shortcuts import render
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
+from rest_framework import serializers
+from rest_framework.parsers import FormParser, JSONParser
+
+from platform_app.api.base import PlatformView, endpoint
+from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
+from platform_app.services.identity.scopes import ALL_SCOPES
+from platform_app.services.mcp import oauth, server
+from platform_app.services.mcp.tools import TOOLS
+
+
+def origin(request) -> str:
+    return f"{request.scheme}://{request.get_host()}"
+
+
+def resource_metadata_url(request) -> str:
+    return f"{origin(request)}/.well-known/oauth-protected-resource/v1/mcp"
+
+
+def _unauthorized(request, message: str = "Send an MCP access token (OAuth) or an API token as a bearer token."):
+    response = JsonResponse({"code": "unauthenticated", "message": message, "details": None, "status": 401},
+                            status=401)
+    response["WWW-Authenticate"] = (f'Bearer resource_metadata="{resource_metadata_url(request)}", '
+                                     f'scope="{settings.MCP_DEFAULT_SCOPES}"')
+    return response
+
+
+def _caller(request):
+    """(user, scopes, bound workspace id) of a valid bearer token, or None."""
+    try:
+        found = BearerAuthentication().authenticate(request)
+    except Exception:  # noqa: BLE001 - any refused token: the client is sent to authorization again
+        return None
+    if found is None:
+        return None
+    user, actor = found
+    return user, set(actor.scopes), actor.workspace_id
+
+
+class McpView(PlatformView):
+    authentication_classes = []
+    parser_classes = [JSONParser]
+
+    def perform_content_negotiation(self, request, force=False):
+        # `Accept: text/event-stream` asks for the stream, which the view answers itself
+        return super().perform_content_negotiation(request, force=True)
+
+    @endpoint(public=True, summary="Discovery (or, with `Accept: text/event-stream` and a token, the server stream)",
+              response=inline_serializer("McpDiscovery", {
+                  "name": serializers.CharField(), "version": serializers.CharField(),
+                  "protocol_versions": serializers.ListField(), "tools": serializers.ListField(),
+                  "authorization_server": serializers.CharField()}))
+    def get(self, request):
+        if "text/event-stream" in request.headers.get("Accept", ""):
+            caller = _caller(request)
+            if caller is None:
+                return _unauthorized(request)
+            return _stream(asynchronous=isinstance(request._request, ASGIRequest))
+        return JsonResponse({"name": server.SERVER["name"], "version": server.SERVER["version"],
+                             "protocolVersions": list(server.PROTOCOL_VERSIONS), "tools": list(TOOLS),
+                             "authorizationServer": origin(request)})
+
+    @endpoint(public=True, status=201, errors=(400, 401, 404), also={202: None},
+              request={"application/json": OpenApiTypes.OBJECT},
+              response=OpenApiResponse(description="the JSON-RPC response"),
+              summary="One JSON-RPC message of the MCP Streamable HTTP transport")
+    def post(self, request):
+        caller = _caller(request)
+        if caller is None:
+            return _unauthorized(request)
+        user, scopes, bound = caller
+        try:
+            message = json.loads(request.body or b"null")
+        except ValueError:
+            return JsonResponse(server._error(None, server.PARSE_ERROR, "Not JSON."), status=400)
+        is_initialize = isinstance(message, dict) and message.get("method") == "initialize"
+        session_id = request.headers.get("Mcp-Session-Id", "")
+        if not is_initialize:
+            if not session_id:
+                return JsonResponse(server._error(None, server.INVALID_REQUEST, "Send the Mcp-Session-Id that "
+                                                                                "initialize answered."), status=400)
+            if not server.session_valid(session_id, user):
+                return JsonResponse(server._error(None, server.INVALID_REQUEST, "Unknown session: initialize "
+                                                                                "again."), status=404)
+        answer = server.handle(message, user=user, scopes=scopes, bound_workspace_id=bound)
+        if answer is None:
+            return HttpResponse(status=202)
+        response = JsonResponse(answer, status=201)
+        if is_initialize and "result" in answer:
+            response["Mcp-Session-Id"] = server.session_new(user)
+        return response
+
+    @endpoint(public=True, response=None, summary="End the session (sessions keep no state here)")
+    def delete(self, request):
+        return HttpResponse(status=204)
+
+
+def _stream(asynchronous: bool):
+    """Keep-alive comments until MCP_STREAM_SECONDS; the client opens it again. Under ASGI an async body, which
+    holds no thread while open."""
+    seconds = settings.MCP_STREAM_SECONDS
+
+    def events():
+        yield b": stream open\n\n"
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            time.sleep(min(15, max(0.0, end - time.monotonic())))
+            yield b": keep-alive\n\n"
+
+    async def aevents():
+        yield b": stream open\n\n"
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            await asyncio.sleep(min(15, max(0.0, end - time.monotonic())))
+            yield b": keep-alive\n\n"
+
+    response = StreamingHttpResponse(aevents() if asynchronous else events(), content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+class AuthorizeView(PlatformView):
+    """The consent page: a signed-in user lets an MCP client act for them, with the scopes it asks for (and may
+    bind it to one workspace); the code goes to the client's redirect URI with its `state`."""
+
+    authentication_classes = [CookieSessionAuthentication]
+    parser_classes = [FormParser]
+    permission_classes = []
+
+    @endpoint(public=True, summary="Consent page for an MCP client (OAuth 2.1 authorization code with PKCE)",
+              parameters=[OpenApiParameter(n, str) for n in ("client_id", "redirect_uri", "state", "code_challenge",
+                                                             "code_challenge_method", "scope", "response_type")],
+              response=OpenApiResponse(description="the consent page (HTML)"), errors=(400,))
+    def get(self, request):
+        try:
+            asked = oauth.authorize_check(request.query_params)
+        except oauth.OAuthError as exc:
+            return render(request, "platform_app/mcp/authorize_error.html", {"error": exc}, status=400)
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        from platform_app.services.teams.workspaces import workspaces_of
+
+        return render(request, "platform_app/mcp/consent.html", {
+            "client": asked["client"], "scopes": asked["scopes"], "params": request.query_params,
+            "workspaces": workspaces_of(request.user)})
+
+    @endpoint(public=True, request=None, summary="The user's decision: a redirect to the client with the code",
+              response=OpenApiResponse(description="a redirect"), errors=(400,))
+    def post(self, request):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        try:
+            asked = oauth.authorize_check(request.data)
+        except oauth.OAuthError as exc:
+            return render(request, "platform_app/mcp/authorize_error.html", {"error": exc}, status=400)
+        query = {"state": asked["state"]} if asked["state"] else {}
+        granted = [s for s in asked["scopes"] if s in request.data.getlist("granted")]
+        if request.data.get("decision") != "approve" or not granted:
+            query["error"] = "access_denied"
+        else:
+            asked["scopes"] = granted
+            workspace = None
+            if request.data.get("workspace"):
+                from platform_app.services.teams.workspaces import workspace_for_member
+
+                workspace, _ = workspace_for_member(user=request.user, ref=request.data["workspace"])
+            query["code"] = oauth.authorization_code_create(user=request.user, request=asked, workspace=workspace)
+        separator = "&" if "?" in asked["redirect_uri"] else "?"
+        return HttpResponseRedirect(asked["redirect_uri"] + separator + urlencode(query))
+
+
+def _oauth_answer(body: dict, status: int):
+    response = JsonResponse(body, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+class TokenView(PlatformView):
+    authentication_classes = []
+    parser_classes = [FormParser, JSONParser]
+
+    @endpoint(public=True, status=201, errors=(400, 401), summary="Exchange a code (with its PKCE verifier), or "
+                                                                    "refresh; OAuth's own fields and errors",
+              request={"application/x-www-form-urlencoded": OpenApiTypes.OBJECT},
+              response=inline_serializer("McpTokens", {
+                  "access_token": serializers.CharField(), "token_type": serializers.CharField(),
+                  "expires_in": serializers.IntegerField(), "refresh_token": serializers.CharField(),
+                  "scope": serializers.CharField()}))
+    def post(self, request):
+        data = request.data
+        try:
+            if data.get("grant_type") == "authorization_code":
+                body = oauth.token_exchange(code=data.get("code", ""), client_id=data.get("client_id", ""),
+                                            redirect_uri=data.get("redirect_uri", ""),
+                                            code_verifier=data.get("code_verifier", ""))
+            elif data.get("grant_type") == "refresh_token":
+                body = oauth.token_refresh(refresh_token=data.get("refresh_token", ""),
+                                           client_id=data.get("client_id", ""))
+            else:
+                raise oauth.OAuthError("unsupported_grant_type", "grant_type: authorization_code or refresh_token.")
+        except oauth.OAuthError as exc:
+            return _oauth_answer(exc.body(), exc.status)
+        return _oauth_answer(body, 201)
+
+
+class RegisterView(PlatformView):
+    authentication_classes = []
+    parser_classes = [JSONParser]
+
+    @endpoint(public=True, status=201, errors=(400,), request={"application/json": OpenApiTypes.OBJECT},
+              response=OpenApiResponse(description="the registered client (RFC 7591)"),
+              summary="Register an MCP client (dynamic client registration, public clients)")
+    def post(self, request):
+        data = request.data if isinstance(request.data, dict) else {}
+        try:
+            client = oauth.client_register(name=data.get("client_name", ""), redirect_uris=data.get("redirect_uris"))
+        except oauth.OAuthError as exc:
+            return _oauth_answer(exc.body(), exc.status)
+        return _oauth_answer({"client_id": client.pk, "client_id_issued_at": int(client.created_at.timestamp()),
+                              "client_name": client.name, "redirect_uris": client.redirect_uris,
+                              "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                              "token_endpoint_auth_method": "none"}, 201)
+
+
+def protected_resource_metadata(request):
+    """RFC 9728: the MCP endpoint, and where its tokens come from."""
+    return JsonResponse({"resource": f"{origin(request)}/v1/mcp", "authorization_servers": [origin(request)],
+                         "scopes_supported": list(ALL_SCOPES), "bearer_methods_supported": ["header"],
+                         "resource_name": "Platform MCP"})
+
+
+def authorization_server_metadata(request):
+    """RFC 8414."""
+    base = origin(request)
+    return JsonResponse({"issuer": base, "authorization_endpoint": f"{base}/v1/mcp/authorize",
+                         "token_endpoint": f"{base}/v1/mcp/token", "registration_endpoint": f"{base}/v1/mcp/register",
+                         "scopes_supported": list(ALL_SCOPES), "response_types_supported": ["code"],
+                         "grant_types_supported": ["authorization_code", "refresh_token"],
+                         "code_challenge_methods_supported": ["S256"],
+                         "token_endpoint_auth_methods_supported": ["none"]})
