@@ -86,6 +86,24 @@ def _unstorable(value, path: str = "") -> str | None:
     return None
 
 
+def json_text_load(text: str):
+    """Parse and check JSON text that did not come through a parser (a body a view reads itself, such as the
+    analytics beacon): the depth and value rules of the module docstring. ValueError when it is not JSON or
+    nested too deep; ValidationFailed naming the field for text the database cannot store."""
+    max_depth = settings.JSON_MAX_DEPTH
+    if _depth(text) > max_depth:
+        raise ValueError(f"JSON nested deeper than {max_depth} levels.")
+    try:
+        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+    except ValueError as exc:
+        raise ValueError(f"JSON parse error - {exc}") from None
+    path = _unstorable(data)
+    if path:
+        raise ValidationFailed(f"`{path}` contains a NUL character or invalid Unicode.",
+                               details={path: ["Contains a NUL character or invalid Unicode."]})
+    return data
+
+
 def json_load(stream, parser_context=None):
     """Read and check one JSON body (see the module docstring)."""
     parser_context = parser_context or {}
@@ -97,18 +115,12 @@ def json_load(stream, parser_context=None):
         text = raw.decode(parsers.get_encoding(parser_context))  # text codecs only (no bz2 bombs)
     except UnicodeDecodeError as exc:
         raise ParseError(f"JSON parse error - {exc}")
-    max_depth = settings.JSON_MAX_DEPTH
-    if _depth(text) > max_depth:
-        raise ParseError(f"JSON nested deeper than {max_depth} levels.")
     try:
-        data = json.loads(text, parse_int=_int, parse_float=_float, parse_constant=_constant)
+        return json_text_load(text)
+    except ValidationFailed:
+        raise
     except ValueError as exc:
-        raise ParseError(f"JSON parse error - {exc}")
-    path = _unstorable(data)
-    if path:
-        raise ValidationFailed(f"`{path}` contains a NUL character or invalid Unicode.",
-                               details={path: ["Contains a NUL character or invalid Unicode."]})
-    return data
+        raise ParseError(str(exc))
 
 
 class JSONParser(parsers.JSONParser):

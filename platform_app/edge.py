@@ -1,8 +1,10 @@
 """The edge: serves ready deployments by host name, before any other route.
 
-`<project>-<short id>.<DEPLOY_DOMAIN>` is one deployment, `<project>.<DEPLOY_DOMAIN>` the project's production
-deployment. Static files with their content types, `index.html` for folders, the artifact's `404.html` (or a
-plain 404), cache headers; preview deployments pass through preview protection first.
+`<project>-<short id>.<DEPLOY_DOMAIN>` is one deployment (resolved first, full 8-character short id only),
+`<project>.<DEPLOY_DOMAIN>` the project's production deployment. The request path is normalised once
+(`services/edge/paths.py`) and that path is what the firewall, preview protection, the cache, the file lookup and a
+running instance see. Static files with their content types, `index.html` for folders, the artifact's `404.html`
+(or a plain 404), cache headers; preview deployments pass through preview protection first.
 
 Speed: `_resolve(host)` (the database lookup; the one place a host name becomes a deployment) runs once per
 host and a few seconds, not per request: `_site` adds the project's compiled firewall rules and its analytics
@@ -10,17 +12,25 @@ switch, and `hostcache.hosts` keeps the answer in the process until `edge_hosts_
 rollback, domains, rule changes). Pages come from the in-process copy of the ISR cache (`isr.pages`).
 """
 import mimetypes
+import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect
+from django.utils.encoding import escape_uri_path, iri_to_uri
 
+from config.client_ip import client_ip
 from platform_app.models import Component, Deployment, Project
+from platform_app.services.agents.agents import is_runtime
+from platform_app.services.deployments.artifacts import artifact_local
 from platform_app.services.automation import edge_metrics  # per-project request counters for alerts
 from platform_app.services.domains.routing import DomainRedirect, domain_resolve
-from platform_app.services.edge import analytics, firewall
+from platform_app.services.edge import analytics, firewall, preview
 from platform_app.services.edge.hostcache import MISSING, hosts
+from platform_app.services.edge.paths import Target, path_normalize, served_names, static_lookup
+from platform_app.services.projects.addresses import deployment_at
 
 
 @dataclass(frozen=True)
@@ -49,14 +59,24 @@ def site_for(host: str) -> Site:
     return site
 
 
+# `name[:port]` with a numeric port: anything else after the name (`shop.test:@evil.example`) is no host of ours
+HOST = re.compile(r"^(?P<name>[^:@/\\\[\]\s]*)(?::[0-9]{1,5})?$")
+
+
 def _resolve(host: str):
-    host = host.split(":")[0].lower()
+    match = HOST.match(host)
+    if match is None:
+        return None  # a malformed Host: the platform's host validation refuses it (400)
+    host = match["name"].lower()
     suffix = "." + settings.DEPLOY_DOMAIN
     if not host.endswith(suffix):
         return domain_resolve(host)  # a verified custom domain, or None: the platform itself
     label = host[: -len(suffix)]
     if not label or "." in label:
         return None
+    deployment = deployment_at(label)  # first: no project slug may shadow a deployment's address
+    if deployment is not None:
+        return deployment
     if "--" in label:  # `<component>--<project>`: a component of the project (slugs never hold "--")
         name, _, slug = label.partition("--")
         component = (Component.objects.filter(project__slug=slug, name=name, deployment__isnull=False)
@@ -67,11 +87,7 @@ def _resolve(host: str):
         web = (Component.objects.filter(project=project, kind=Component.Kind.WEB, deployment__isnull=False)
                .select_related("deployment__project").order_by("created_at").first())
         return _serving(web) if web is not None else project.production_deployment or False
-    slug, _, short = label.rpartition("-")
-    if not slug or not short:
-        return False
-    return (Deployment.objects.select_related("project").filter(project__slug=slug, pk__startswith=f"dpl_{short}")
-            .first() or False)
+    return False
 
 
 def _serving(component):
@@ -82,21 +98,43 @@ def _serving(component):
     return deployment
 
 
-def serve(request, deployment, *, inject: bool = False) -> HttpResponse:
-    from platform_app.services.edge.preview import preview_gate
+def _static(deployment, path: str) -> tuple[Path | None, Target | None]:
+    """For a ready static deployment: its artifact folder (resolved) and the file served for `path` (None: the
+    404 page); (None, None) for anything else (a runtime deployment, one not ready, a redirect)."""
+    if (not isinstance(deployment, Deployment) or deployment.status != Deployment.Status.READY
+            or not deployment.artifact_path or is_runtime(deployment)):
+        return None, None
 
+    def root_of():
+        local = artifact_local(deployment)
+        return local.resolve() if local is not None else None
+
+    return static_lookup((deployment.pk, deployment.artifact_path), path, root_of)
+
+
+def _not_found(root: Path) -> HttpResponse:
+    page = root / "404.html"
+    if page.is_file():
+        return HttpResponse(page.read_bytes(), status=404, content_type="text/html; charset=utf-8")
+    return HttpResponse("Not found", status=404, content_type="text/plain")
+
+
+def serve(request, deployment, *, path: str, root: Path | None, target: Target | None,
+          inject: bool = False) -> HttpResponse:
+    """Answer for `deployment`: `path` is the normalised request path; for a static deployment `root` is its
+    artifact folder and `target` the file served for `path` (None: the 404 page)."""
     if deployment.status != Deployment.Status.READY or not deployment.artifact_path:
         return HttpResponse(f"This deployment is {deployment.status}.", status=503, content_type="text/plain")
-    gate = preview_gate(request, deployment)
+    gate = preview.preview_gate(request, deployment)
     if gate is not None:
         return gate
-    from platform_app.services.agents.agents import is_runtime
-
-    if is_runtime(deployment):
-        return proxy(request, deployment, inject=inject)
+    if root is None:
+        return proxy(request, deployment, path=path, inject=inject)
+    if target is None:
+        return _not_found(root)
     from platform_app.services.edge import isr
 
-    hit = isr.cached(deployment.pk, request.path)
+    hit = isr.cached(deployment.pk, target.key)
     if hit is not None:
         body = hit["body"]
         if inject and hit["content_type"].startswith("text/html"):
@@ -106,34 +144,23 @@ def serve(request, deployment, *, inject: bool = False) -> HttpResponse:
         response["X-Edge-Cache"] = "HIT"
         response["X-Deployment-Id"] = deployment.pk
         return response
-    from platform_app.services.deployments.artifacts import artifact_local
-
-    root = artifact_local(deployment).resolve()
-    target = (root / request.path.lstrip("/")).resolve()
-    if not target.is_relative_to(root):  # a link never leads out (the archive rules keep them inside anyway)
-        return HttpResponse("Not found", status=404, content_type="text/plain")
-    if target.is_dir():
-        target = target / "index.html"
-    if not target.is_file() and not target.suffix and (target.with_suffix(".html")).is_file():
-        target = target.with_suffix(".html")  # clean URLs: /about → about.html
-    if not target.is_file():
-        page = root / "404.html"
-        if page.is_file():
-            return HttpResponse(page.read_bytes(), status=404, content_type="text/html; charset=utf-8")
-        return HttpResponse("Not found", status=404, content_type="text/plain")
-    content_type, _ = mimetypes.guess_type(target.name)
+    content_type, _ = mimetypes.guess_type(target.file.name)
     content_type = content_type or "application/octet-stream"
     html = content_type.startswith("text/html")
     cache_control = "public, max-age=0, must-revalidate" if html else "public, max-age=3600"
-    if target.stat().st_size <= settings.EDGE_CACHE_MAX_BYTES:
-        body = target.read_bytes()
-        isr.store(deployment.pk, request.path, status=200, content_type=content_type, body=body,
-                  cache_control=cache_control, tags=isr.tags_for(root, request.path))
+    try:
+        small = target.file.stat().st_size <= settings.EDGE_CACHE_MAX_BYTES
+        body = target.file.read_bytes() if small else open(target.file, "rb")
+    except OSError:  # gone since it was resolved
+        return _not_found(root)
+    if not small:
+        response = FileResponse(body, content_type=content_type)
+    else:
+        isr.store(deployment.pk, target.key, status=200, content_type=content_type, body=body,
+                  cache_control=cache_control, tags=isr.tags_for(root, target.key))
         if inject and html:
             body = analytics.script_inject(body, project_id=deployment.project_id)
         response = HttpResponse(body, content_type=content_type)
-    else:
-        response = FileResponse(open(target, "rb"), content_type=content_type)
     response["Cache-Control"] = cache_control
     response["X-Edge-Cache"] = "MISS"
     response["X-Deployment-Id"] = deployment.pk
@@ -151,22 +178,26 @@ class EdgeMiddleware:
             return self.get_response(request)  # not a deployment host: the platform itself
         if deployment is False:
             return HttpResponse("No deployment here.", status=404, content_type="text/plain")
-        if site.rules or request.path == firewall.CHALLENGE_PATH:
-            refused = firewall.firewall_enforce(request, deployment=deployment, rules=site.rules)
+        # one path for everything below: rules, preview routes, cache, file lookup, the instance (paths.py)
+        path = path_normalize(request.path)
+        root, target = _static(deployment, path)
+        if site.rules or path == firewall.CHALLENGE_PATH:
+            names = (path, *served_names(target.key)) if target is not None else (path,)
+            refused = firewall.firewall_enforce(request, deployment=deployment, rules=site.rules, paths=names)
             if refused is not None:
                 return refused
         if isinstance(deployment, DomainRedirect):  # the project's primary domain, or the domain's redirectTo
             return HttpResponseRedirect(deployment.location(request), status=308)
-        from platform_app.services.agents.agents import is_runtime
-
-        if request.method not in ("GET", "HEAD") and not is_runtime(deployment):
-            return HttpResponse("Method not allowed", status=405, content_type="text/plain")
         from django.contrib.auth import get_user
         from django.utils.functional import SimpleLazyObject
 
         request.user = SimpleLazyObject(lambda: get_user(request))  # members pass preview protection
+        if path == preview.PREVIEW_PATH and deployment.env != "production":
+            return preview.preview_answer(request, deployment, ip=client_ip(request))
+        if request.method not in ("GET", "HEAD") and not is_runtime(deployment):
+            return HttpResponse("Method not allowed", status=405, content_type="text/plain")
         started = time.monotonic()
-        response = serve(request, deployment, inject=site.analytics)
+        response = serve(request, deployment, path=path, root=root, target=target, inject=site.analytics)
         edge_metrics.record(deployment.project_id, response.status_code, time.monotonic() - started)
         return response
 
@@ -175,9 +206,9 @@ HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "trailer",
                "proxy-authenticate", "host", "content-length"}
 
 
-def proxy(request, deployment, *, inject: bool = False) -> HttpResponse:
-    """Forward the request to a running instance of the deployment on its node (HTML gets the analytics script
-    when `inject`)."""
+def proxy(request, deployment, *, path: str, inject: bool = False) -> HttpResponse:
+    """Forward the request to a running instance of the deployment on its node, at the normalised `path` the
+    firewall saw (HTML gets the analytics script when `inject`)."""
     import httpx
 
     from platform_app.services.agents.agents import running_instance
@@ -185,7 +216,8 @@ def proxy(request, deployment, *, inject: bool = False) -> HttpResponse:
     instance = running_instance(deployment, component_id=getattr(deployment, "serving_component_id", None))
     if instance is None:
         return HttpResponse("No running instance yet; an agent is starting one.", status=503, content_type="text/plain")
-    url = f"http://{instance.node.host}:{instance.port}{request.get_full_path()}"
+    query = request.META.get("QUERY_STRING", "")
+    url = f"http://{instance.node.host}:{instance.port}{escape_uri_path(path)}{'?' + iri_to_uri(query) if query else ''}"
     headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
     headers["X-Forwarded-Host"] = request.META.get("HTTP_HOST", "")
     try:

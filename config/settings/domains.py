@@ -28,6 +28,9 @@ DOMAINS_RECHECK_MIN_SECONDS = env.int("DOMAINS_RECHECK_MIN_SECONDS", default=60)
 DOMAINS_RECHECK_MAX_SECONDS = env.int("DOMAINS_RECHECK_MAX_SECONDS", default=6 * 3600)
 DOMAINS_RECHECK_VERIFIED_SECONDS = env.int("DOMAINS_RECHECK_VERIFIED_SECONDS", default=24 * 3600)
 DOMAINS_RECHECK_BATCH = env.int("DOMAINS_RECHECK_BATCH", default=100)
+# A pending domain is a claim others may race (the first to verify takes the name); one never verified is
+# removed after this many days (beat `domains-claims-expire`).
+DOMAIN_CLAIM_EXPIRY_DAYS = env.int("DOMAIN_CLAIM_EXPIRY_DAYS", default=7)
 
 # TLS through Caddy (docs/deployment.md, "Caddy"). Empty: no Caddy, the built-in edge serves everything.
 # Set: the platform loads its configuration into Caddy's admin API (POST /load) and answers Caddy's on-demand
@@ -58,4 +61,5 @@ DOMAINS_BEAT: dict = {
     "domains-recheck": {"task": "platform_app.tasks.domains.domains_recheck",
                         "schedule": DOMAINS_RECHECK_INTERVAL_SECONDS},
     "domains-caddy-sync": {"task": "platform_app.tasks.domains.caddy_sync", "schedule": CADDY_SYNC_INTERVAL_SECONDS},
+    "domains-claims-expire": {"task": "platform_app.tasks.domains.domain_claims_expire", "schedule": 3600.0},
 }

@@ -17,9 +17,11 @@ class RecordType(models.TextChoices):
 
 
 class Domain(models.Model):
-    """A host name a project is served at besides `<slug>.DEPLOY_DOMAIN`. One project platform-wide owns a
-    name (the unique constraint). The edge serves it only while `status` is verified (its DNS points at the
-    platform, or the TXT challenge carries `verification_token`)."""
+    """A host name a project is served at besides `<slug>.DEPLOY_DOMAIN`. While pending, a name is a claim: several
+    projects may claim it, and the first to verify takes it (the others' claims are removed). Once verified (or
+    misconfigured after that) one project platform-wide holds it (the conditional unique constraint). The edge
+    serves it only while `status` is verified (its DNS points at the platform, or the TXT challenge carries
+    `verification_token`)."""
 
     class Status(models.TextChoices):
         PENDING = "pending"              # never verified yet
@@ -46,11 +48,14 @@ class Domain(models.Model):
 
     class Meta:
         ordering = ("name",)
-        constraints = [models.UniqueConstraint(fields=["name"], name="domain_unique_name"),
+        constraints = [models.UniqueConstraint(fields=["name"], condition=~models.Q(status="pending"),
+                                               name="domain_unique_held_name"),
+                       models.UniqueConstraint(fields=["project", "name"], name="domain_unique_project_name"),
                        # what the edge redirects the project's other domains to: at most one
                        models.UniqueConstraint(fields=["project"], condition=models.Q(primary=True),
                                                name="domain_one_primary_per_project")]
-        indexes = [models.Index(fields=["project", "-created_at"])]
+        indexes = [models.Index(fields=["project", "-created_at"]),
+                   models.Index(fields=["name"], name="domain_name_idx")]  # the edge's lookup, claims included
 
     def __str__(self):
         return self.name

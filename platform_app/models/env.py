@@ -99,4 +99,6 @@ class PreviewProtection(models.Model):
     project = models.OneToOneField("platform_app.Project", on_delete=models.CASCADE, related_name="preview_protection")
     mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.OFF)
     password_hash = models.CharField(max_length=200, blank=True)
+    password_version = models.PositiveIntegerField(
+        default=0, help_text="signed into visitors' cookies; a new password or leaving password mode bumps it")
     updated_at = models.DateTimeField(default=timezone.now)

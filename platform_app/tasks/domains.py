@@ -15,3 +15,9 @@ def domains_recheck() -> int:
 def caddy_sync() -> bool:
     """After a domain change, and on beat: load the platform's configuration into Caddy (if configured)."""
     return caddy_services.caddy_sync()
+
+
+@shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.domains.domain_claims_expire")
+def domain_claims_expire() -> int:
+    """Beat: remove pending domains never verified within DOMAIN_CLAIM_EXPIRY_DAYS."""
+    return services.domain_claims_expire()

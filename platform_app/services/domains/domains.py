@@ -12,6 +12,7 @@ import dns.exception
 import dns.resolver
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from config import outbound
@@ -109,8 +110,10 @@ def _git_branch(value) -> str:
 
 @transaction.atomic
 def domain_add(*, project, name, redirect_to=None, git_branch=None, actor=None, ip: str = "") -> Domain:
-    """A pending domain of `project`. 400 for what is not a host name or is the platform's own domain,
-    409 `domain_taken` when any project has it."""
+    """A pending domain of `project`: a claim on the name. 400 for what is not a host name or is the platform's
+    own domain; 409 `domain_taken` when a project holds the name (verified, or misconfigured since) or this
+    project has it already. Other projects' pending claims do not block it: the first to verify takes the name
+    (`domain_check`)."""
     name = hostname_normalize(name)
     reserved = hostname_reserved(name)
     if reserved:
@@ -119,12 +122,15 @@ def domain_add(*, project, name, redirect_to=None, git_branch=None, actor=None, 
                                                                          f"the platform's."]})
     domain = Domain(project=project, name=name, verification_token=secrets.token_hex(16),
                     redirect_to=_redirect_target(project, name, redirect_to), git_branch=_git_branch(git_branch))
+    taken = Conflict(f"{name} is already added to a project.", code="domain_taken",
+                     details={"name": ["Already added to a project."]})
+    if Domain.objects.filter(name=name).filter(~Q(status=Domain.Status.PENDING) | Q(project=project)).exists():
+        raise taken
     try:
         with transaction.atomic():
             domain.save(force_insert=True)
-    except IntegrityError:
-        raise Conflict(f"{name} is already added to a project.", code="domain_taken",
-                       details={"name": ["Already added to a project."]})
+    except IntegrityError:  # the same project twice at once
+        raise taken from None
     audit_record(workspace=project.workspace, actor=actor, action="domain.added", target=domain,
                  data={"name": name, "project": project.pk}, ip=ip)
     return domain
@@ -171,15 +177,20 @@ def domain_set_primary(*, project, domain_id: str, actor=None, ip: str = "") -> 
     return domain
 
 
+def _delete(domain: Domain) -> None:
+    """Delete `domain`, and the redirects of its project's other domains to it."""
+    for other in Domain.objects.filter(project_id=domain.project_id, redirect_to=domain.name):
+        other.redirect_to = ""
+        other.save(update_fields=["redirect_to"])
+    domain.delete()
+
+
 @transaction.atomic
 def domain_remove(*, project, domain_id: str, actor=None, ip: str = "") -> None:
     domain = domain_get(project=project, domain_id=domain_id)
-    for other in Domain.objects.filter(project=project, redirect_to=domain.name):
-        other.redirect_to = ""
-        other.save(update_fields=["redirect_to"])
     audit_record(workspace=project.workspace, actor=actor, action="domain.removed", target=domain,
                  data={"name": domain.name}, ip=ip)
-    domain.delete()
+    _delete(domain)
 
 
 # Checking ---------------------------------------------------------------------------------
@@ -219,9 +230,24 @@ def dns_lookup(domain: Domain) -> tuple[list[dict], str]:
     return found, "; ".join(errors)[:200]
 
 
-def _matches(domain: Domain, found: list[dict]) -> bool:
-    expected = {(r["type"], r["value"].lower()) for r in domain_verification(domain)}
+def _matches(domain: Domain, found: list[dict], *, contested: bool) -> bool:
+    """Whether DNS carries one of the domain's records. A CNAME or an address points at the platform, not at a
+    project: while other projects claim the name too (`contested`), only the TXT challenge with this claim's own
+    token tells the claimants apart."""
+    records = domain_verification(domain)
+    if contested:
+        records = [r for r in records if r["type"] == "TXT"]
+    expected = {(r["type"], r["value"].lower()) for r in records}
     return any((f["type"], f["value"].lower()) in expected for f in found)
+
+
+def _claims_void(domain: Domain, others: list[Domain], ip: str) -> None:
+    """`domain` took its name: the other projects' pending claims on it are removed (audited in their
+    workspaces)."""
+    for other in others:
+        audit_record(workspace=other.project.workspace, actor=None, action="domain.removed", target=other,
+                     data={"name": other.name, "reason": "verified_by_another_project"}, ip=ip)
+        _delete(other)
 
 
 def _next_check(status: str, failures: int, now):
@@ -237,10 +263,17 @@ def domain_check(*, domain: Domain, actor=None, ip: str = "") -> Domain:
     alerts read) and leaves the others as they were; a resolver failure changes no status."""
     found, error = dns_lookup(domain)
     with transaction.atomic():
-        domain = Domain.objects.select_for_update().select_related("project__workspace").get(pk=domain.pk)
+        # every claim on the name, locked in one order: two claims verified at once are decided one after the other
+        claims = list(Domain.objects.select_for_update().select_related("project__workspace")
+                      .filter(name=domain.name).order_by("pk"))
+        mine = [c for c in claims if c.pk == domain.pk]
+        if not mine:
+            raise NotFound("No such domain.")  # removed meanwhile (another project verified the name first)
+        domain, others = mine[0], [c for c in claims if c.pk != domain.pk]
         now = timezone.now()
         before = domain.status
-        if _matches(domain, found):
+        held_elsewhere = any(c.status != Domain.Status.PENDING for c in others)
+        if not held_elsewhere and _matches(domain, found, contested=bool(others)):
             status = Domain.Status.VERIFIED
         elif error and not found:
             status = before
@@ -257,6 +290,8 @@ def domain_check(*, domain: Domain, actor=None, ip: str = "") -> Domain:
                 domain.verified_at = now
             audit_record(workspace=domain.project.workspace, actor=actor, action=f"domain.{status}", target=domain,
                          data={"name": domain.name, "from": before, "to": status, "found": found}, ip=ip)
+            if status == Domain.Status.VERIFIED:
+                _claims_void(domain, others, ip)  # before the save: the name is held by one project only
             domain.save()
         else:  # a check only: no signal listener needs to act on it (caddy.CHECK_FIELDS)
             domain.save(update_fields=["check_failures", "last_check_at", "last_check_found", "last_check_error",
@@ -282,8 +317,29 @@ def domains_recheck(*, now=None, limit: int | None = None) -> int:
             continue  # removed meanwhile
         try:
             domain_check(domain=domain)
+        except NotFound:
+            continue  # removed meanwhile: another project verified the name
         except Exception:  # noqa: BLE001 - one domain's failure must not stop the sweep
             logger.exception("Domain check of %s failed", domain.name)
             continue
         checked += 1
     return checked
+
+
+def domain_claims_expire(*, now=None) -> int:
+    """Beat: remove pending domains (never verified) older than DOMAIN_CLAIM_EXPIRY_DAYS, audited as
+    `domain.expired`; how many were removed. Verified and misconfigured domains stay."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.DOMAIN_CLAIM_EXPIRY_DAYS)
+    expired = 0
+    stale = Domain.objects.filter(status=Domain.Status.PENDING, verified_at__isnull=True, created_at__lt=cutoff)
+    for pk in list(stale.values_list("pk", flat=True)[: settings.DOMAINS_RECHECK_BATCH * 10]):
+        with transaction.atomic():
+            domain = (Domain.objects.select_for_update().select_related("project__workspace")
+                      .filter(pk=pk, status=Domain.Status.PENDING).first())
+            if domain is None:
+                continue  # verified or removed meanwhile
+            audit_record(workspace=domain.project.workspace, actor=None, action="domain.expired", target=domain,
+                         data={"name": domain.name, "created_at": domain.created_at.isoformat()})
+            _delete(domain)
+        expired += 1
+    return expired

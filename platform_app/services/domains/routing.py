@@ -1,5 +1,6 @@
 """What the edge does with a request for a custom domain (platform_app/edge.py), and whether Caddy may get
 a certificate for a name (its on-demand TLS `ask`)."""
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -7,6 +8,9 @@ from django.db.models import OuterRef, Subquery
 from django.http.request import validate_host
 
 from platform_app.models import Deployment, Domain, Project
+from platform_app.services.projects.addresses import deployment_at
+
+PORT = re.compile(r"[0-9]{1,5}")
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,8 @@ class DomainRedirect:
 
     def location(self, request) -> str:
         port = request.META.get("HTTP_HOST", "").rpartition("]")[2].partition(":")[2]
+        if not PORT.fullmatch(port):  # only a port is kept: `shop.test:@evil.example` must not name another host
+            port = ""
         return f"{request.scheme}://{self.host}{':' + port if port else ''}{request.get_full_path()}"
 
 
@@ -55,18 +61,14 @@ def domain_resolve(host: str):
 
 def _platform_tls_name(name: str) -> bool:
     """The platform's own names (DOMAINS_RESERVED) and what the edge serves under DEPLOY_DOMAIN: a project's
-    `<slug>` or a deployment's `<slug>-<short id>`."""
+    `<slug>` or a deployment's `<slug>-<short id>` (the full short id, as the edge requires)."""
     if name in settings.DOMAINS_RESERVED:
         return True
     suffix = "." + settings.DEPLOY_DOMAIN
     label = name[: -len(suffix)] if name.endswith(suffix) else ""
     if not label or "." in label:
         return False
-    if Project.objects.filter(slug=label).exists():
-        return True
-    slug, _, short = label.rpartition("-")
-    return bool(slug and short) and Deployment.objects.filter(project__slug=slug,
-                                                              pk__startswith=f"dpl_{short}").exists()
+    return deployment_at(label) is not None or Project.objects.filter(slug=label).exists()
 
 
 def tls_allowed(name: str) -> bool:

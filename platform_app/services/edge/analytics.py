@@ -10,7 +10,6 @@ Web Vitals per hour, path and metric (`AnalyticsVitalHour`), then deletes them. 
 the events not yet rolled up together, so they are always current.
 """
 import hashlib
-import json
 import math
 import re
 import secrets
@@ -26,6 +25,7 @@ from django.utils import timezone
 
 from config import ratelimit
 from config.errors import ValidationFailed
+from config.parsers import json_text_load
 from platform_app.models import AnalyticsEvent, AnalyticsSettings, AnalyticsVisitor, AnalyticsVitalHour
 
 VITALS = ("LCP", "INP", "CLS", "TTFB", "FCP")
@@ -187,8 +187,10 @@ def beacon_parse(raw: bytes) -> dict:
         raise ValidationFailed(f"A beacon has at most {settings.ANALYTICS_BEACON_MAX_BYTES} bytes.",
                                code="payload_too_large", details={"maxBytes": settings.ANALYTICS_BEACON_MAX_BYTES})
     try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
-    except (UnicodeDecodeError, ValueError):
+        # the platform's bounded reader: the beacon arrives as text/plain, which no JSON parser of DRF reads, so
+        # its depth limit (a RecursionError otherwise) and value rules are applied here
+        data = json_text_load(raw.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError included
         raise ValidationFailed("The beacon is not JSON.", code="malformed_json") from None
     if not isinstance(data, dict):
         raise _invalid("non_field_errors", "Expected a JSON object.")

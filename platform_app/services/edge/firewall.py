@@ -4,7 +4,9 @@ Rules are tried by ascending priority (then age); the first whose conditions ALL
 `allow` serves at once (later rules are skipped), `deny` answers 403, `challenge` answers an interstitial page
 until the visitor passed it (a signed cookie bound to project and address), `rate_limit` counts requests per
 client address in fixed windows (config.ratelimit) and answers 429 past `requests` per `windowSeconds`.
-A rule without conditions matches every request. No matching rule: the request is served.
+A rule without conditions matches every request. No matching rule: the request is served. Path conditions
+see the edge's normalised path and, for a static deployment, the names of the file it serves (paths.py), so
+another spelling of a path meets the same rules.
 
 The edge never queries rules per request: `rules_compiled` runs when a host's site is (re)built, and every
 change to a rule invalidates the hosts cache (the model signals of hostcache), so the next request rebuilds it.
@@ -186,19 +188,32 @@ class Compiled:
 
 
 def _getter(condition: dict):
+    """`(request, ip, paths) -> value`; for `path`, the tuple of names the request's path goes by (see
+    `firewall_enforce`), which `_predicate` tries one by one."""
     field = condition["field"]
     if field == "ip":
-        return lambda request, ip: ip
+        return lambda request, ip, paths: ip
     if field == "path":
-        return lambda request, ip: request.path
+        return lambda request, ip, paths: paths
     if field == "method":
-        return lambda request, ip: request.method
+        return lambda request, ip, paths: request.method
     if field == "user_agent":
-        return lambda request, ip: request.META.get("HTTP_USER_AGENT", "")
+        return lambda request, ip, paths: request.META.get("HTTP_USER_AGENT", "")
     meta = "HTTP_" + condition["name"].upper().replace("-", "_")
     if meta in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"):
         meta = meta[5:]
-    return lambda request, ip: request.META.get(meta)
+    return lambda request, ip, paths: request.META.get(meta)
+
+
+def _text_predicate(op: str, value: str):
+    if op == "eq":
+        return lambda actual: actual == value
+    if op == "prefix":
+        return lambda actual: actual.startswith(value)
+    if op == "contains":
+        return lambda actual: value in actual
+    pattern = re.compile(fnmatch.translate(value))
+    return lambda actual: pattern.match(actual) is not None
 
 
 def _predicate(condition: dict):
@@ -214,14 +229,10 @@ def _predicate(condition: dict):
                     return False
             return in_network
         return lambda ip: ip == value
-    if op == "eq":
-        return lambda actual: actual == value
-    if op == "prefix":
-        return lambda actual: actual.startswith(value)
-    if op == "contains":
-        return lambda actual: value in actual
-    pattern = re.compile(fnmatch.translate(value))
-    return lambda actual: pattern.match(actual) is not None
+    test = _text_predicate(op, value)
+    if condition["field"] == "path":  # any name of the path the edge serves
+        return lambda paths: any(test(path) for path in paths)
+    return test
 
 
 def rule_compile(rule: FirewallRule) -> Compiled:
@@ -237,10 +248,10 @@ def rules_compiled(*, project_id: str) -> tuple[Compiled, ...]:
     return tuple(rule_compile(rule) for rule in rows)
 
 
-def rule_matching(rules, request, ip: str) -> Compiled | None:
+def rule_matching(rules, request, ip: str, paths: tuple[str, ...]) -> Compiled | None:
     for rule in rules:
         for getter, predicate in rule.tests:
-            actual = getter(request, ip)
+            actual = getter(request, ip, paths)
             if actual is None or not predicate(actual):
                 break
         else:
@@ -250,13 +261,13 @@ def rule_matching(rules, request, ip: str) -> Compiled | None:
 
 # Enforcement (the edge) -------------------------------------------------------------------------------
 
-def firewall_event_record(*, project_id: str, rule: Compiled, request, ip: str) -> None:
+def firewall_event_record(*, project_id: str, rule: Compiled, request, ip: str, path: str) -> None:
     """One event per refused request, at most FIREWALL_EVENTS_PER_MINUTE per (rule, address): a flood is
-    refused in full but recorded in part."""
+    refused in full but recorded in part. `path` is the normalised path."""
     if ratelimit.hit(f"fw-event:{rule.id}:{ip}", 60) > settings.FIREWALL_EVENTS_PER_MINUTE:
         return
     FirewallEvent.objects.create(project_id=project_id, rule_id=rule.id, action=rule.action, ip=ip[:45],
-                                 method=request.method[:16], path=request.path[:512],
+                                 method=request.method[:16], path=path[:512],
                                  user_agent=request.META.get("HTTP_USER_AGENT", "")[:512])
 
 
@@ -312,29 +323,34 @@ def challenge_answer(request, *, project_id: str, ip: str) -> HttpResponse:
     return response
 
 
-def firewall_enforce(request, *, deployment, rules) -> HttpResponse | None:
-    """For the edge: None to serve the request, or the refusal (403 deny, 403 challenge page, 429)."""
+def firewall_enforce(request, *, deployment, rules, paths: tuple[str, ...]) -> HttpResponse | None:
+    """For the edge: None to serve the request, or the refusal (403 deny, 403 challenge page, 429).
+
+    `paths` are the names the request's path goes by, the normalised path first (platform_app/services/edge/
+    paths.py): for a static deployment also the served file's names (`/private.html` for `/private`), so a path
+    condition matches whichever spelling the visitor used."""
     project_id = deployment.project_id
     ip = client_ip(request)
-    if request.path == CHALLENGE_PATH:
+    path = paths[0]
+    if path == CHALLENGE_PATH:
         return challenge_answer(request, project_id=project_id, ip=ip)
-    rule = rule_matching(rules, request, ip)
+    rule = rule_matching(rules, request, ip, paths)
     if rule is None or rule.action == FirewallRule.Action.ALLOW:
         return None
     if rule.action == FirewallRule.Action.RATE_LIMIT:
         key = f"fw:{rule.id}:{ip}"
         if ratelimit.hit(key, rule.window) <= rule.requests:
             return None
-        firewall_event_record(project_id=project_id, rule=rule, request=request, ip=ip)
+        firewall_event_record(project_id=project_id, rule=rule, request=request, ip=ip, path=path)
         remaining = rule.window - int(time.time()) % rule.window
         return HttpResponse("Too many requests.", status=429, content_type="text/plain",
                             headers={"Retry-After": str(max(1, remaining)), "Cache-Control": "no-store"})
     if rule.action == FirewallRule.Action.CHALLENGE:
         if challenge_passed(request, project_id, ip):
             return None
-        firewall_event_record(project_id=project_id, rule=rule, request=request, ip=ip)
+        firewall_event_record(project_id=project_id, rule=rule, request=request, ip=ip, path=path)
         return _challenge_page(request, project_id, ip)
-    firewall_event_record(project_id=project_id, rule=rule, request=request, ip=ip)
+    firewall_event_record(project_id=project_id, rule=rule, request=request, ip=ip, path=path)
     return HttpResponse("Forbidden by the site's firewall.", status=403, content_type="text/plain",
                         headers={"Cache-Control": "no-store"})
 

@@ -1,9 +1,11 @@
 """The edge's response cache and its revalidation (ISR).
 
 The edge keeps cacheable responses of a deployment in the cache (Redis when configured) under
-(deployment, path), with the tags the deployment declares for that path (`_tags.json` in the artifact:
-`{"/blog/": ["blog"]}`, prefixes allowed). `POST P/isr/revalidate` drops entries by path or tag, so the
-next request is served fresh. Responses marked `no-store` or `private` are never cached.
+(deployment, served file): the key is the file's path inside the artifact (`/about.html` whether `/about`,
+`/about.html` or `//about` was asked, see paths.py), with the tags the deployment declares for it (`_tags.json`
+in the artifact: `{"/blog/": ["blog"]}`, prefixes of the file's path). `POST P/isr/revalidate` drops entries by
+path (resolved to its file the same way) or tag, so the next request is served fresh. Responses marked
+`no-store` or `private` are never cached.
 """
 import json
 
@@ -11,6 +13,8 @@ from django.conf import settings
 from django.core.cache import cache
 
 from config.local_cache import MISSING, LocalCache
+from platform_app.services.deployments.artifacts import artifact_local
+from platform_app.services.edge.paths import path_normalize, static_target, targets
 
 TTL = 3600
 # Each web process keeps the entries it served in memory too (bounded by EDGE_PAGE_CACHE_BYTES), so a hit costs
@@ -28,6 +32,7 @@ def _index_key(deployment_id: str) -> str:
 
 
 def tags_for(artifact_root, path: str) -> list[str]:
+    """The tags `_tags.json` gives the served file `path` (its key)."""
     manifest = artifact_root / "_tags.json"
     if not manifest.is_file():
         return []
@@ -67,17 +72,34 @@ def store(deployment_id: str, path: str, *, status: int, content_type: str, body
         pass
 
 
+def _keys(deployment, paths: list[str]) -> set[str]:
+    """The cache keys of `paths`: each resolved to the file the edge serves for it (its normalised path when no
+    file answers it)."""
+    local = artifact_local(deployment)
+    root = local.resolve() if local is not None else None
+    keys = set()
+    for path in paths:
+        path = path_normalize(path)
+        target = static_target(root, path) if root is not None else None
+        keys.add(target.key if target else path)
+    return keys
+
+
 def revalidate(*, project, paths: list[str], tags: list[str]) -> dict:
-    """Purge the production deployment's cached responses for these paths and tags."""
-    deployment_id = project.production_deployment_id
-    if not deployment_id:
+    """Purge the production deployment's cached responses for these paths and tags; `purged` names the entries
+    by their served file (`/` → `/index.html`)."""
+    deployment = project.production_deployment
+    if deployment is None:
         return {"purged": [], "deploymentId": None}
+    deployment_id = deployment.pk
+    keys = _keys(deployment, paths)
     index = cache.get(_index_key(deployment_id)) or {}
-    wanted = {p for p in index if p in paths or set(index[p]) & set(tags)}
-    wanted |= {p for p in paths if cache.get(_key(deployment_id, p)) is not None}
-    for path in wanted:
-        cache.delete(_key(deployment_id, path))
-        index.pop(path, None)
+    wanted = {k for k in index if k in keys or set(index[k]) & set(tags)}
+    wanted |= {k for k in keys if cache.get(_key(deployment_id, k)) is not None}
+    for key in wanted:
+        cache.delete(_key(deployment_id, key))
+        index.pop(key, None)
     cache.set(_index_key(deployment_id), index, TTL)
     pages.invalidate()
+    targets.invalidate()  # regenerated output may add or remove files
     return {"purged": sorted(wanted), "deployment_id": deployment_id}

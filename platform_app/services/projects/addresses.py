@@ -3,9 +3,17 @@
 `<project>.<DEPLOY_DOMAIN>` is a project's production address (its first web component's, when it has one),
 `<project>-<short id>.<DEPLOY_DOMAIN>` one deployment's, `<component>--<project>.<DEPLOY_DOMAIN>` one component's. The scheme is `DEPLOY_SCHEME` (`http` for `make run`; `https` where the platform sits behind TLS)
 and the port `DEPLOY_PORT` (left out when it is the scheme's default)."""
+import re
+
 from django.conf import settings
 
+from platform_app.models import Deployment
+
 DEFAULT_PORTS = {"http": "80", "https": "443"}
+# A deployment's address is `<slug>-<short id>`: exactly SHORT_ID_LENGTH characters of the id after `dpl_`
+# (a prefix must not do, or ids could be walked one character at a time).
+SHORT_ID_LENGTH = 8
+_SHORT_ID = re.compile(rf"[a-z0-9]{{{SHORT_ID_LENGTH}}}")
 
 
 def _origin(host: str) -> str:
@@ -16,7 +24,7 @@ def _origin(host: str) -> str:
 
 
 def short_id(deployment) -> str:
-    return deployment.pk.removeprefix("dpl_")[:8]
+    return deployment.pk.removeprefix("dpl_")[:SHORT_ID_LENGTH]
 
 
 def project_url(project) -> str:
@@ -32,3 +40,13 @@ def deployment_url(deployment) -> str:
 def component_url(component) -> str:
     """The address that serves a component (a project slug never holds "--")."""
     return _origin(f"{component.name}--{component.project.slug}.{settings.DEPLOY_DOMAIN}")
+
+
+def deployment_at(label: str):
+    """The deployment whose address is the DNS label `label` (`<slug>-<short id>`), or None. The edge asks this
+    before it reads `label` as a project's slug, so no project slug can shadow a deployment's address."""
+    slug, _, short = label.rpartition("-")
+    if not slug or not _SHORT_ID.fullmatch(short):
+        return None
+    return (Deployment.objects.select_related("project").filter(project__slug=slug, pk__startswith=f"dpl_{short}")
+            .order_by("created_at").first())

@@ -1,6 +1,7 @@
 """Projects: create from a Git repository, an image or a template; update; delete; auto-deploy status.
 
-A project slug is a DNS label unique across the platform (it names `<slug>.<DEPLOY_DOMAIN>`).
+A project slug is a DNS label unique across the platform (it names `<slug>.<DEPLOY_DOMAIN>`), and never a
+deployment's address (`<slug>-<short id>`: 409 `slug_reserved`).
 A repository URL goes through the outbound guard (`git_urls`) and is read with `git ls-remote` before
 anything is written: a refused or unreadable URL is 400 `git_unreachable` with one generic message, and no
 project exists afterwards.
@@ -16,6 +17,7 @@ from django.utils.text import slugify
 from config.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
 from config.ids import new_id
 from platform_app.models import Project, ProjectGroup
+from platform_app.services.projects.addresses import deployment_at
 from platform_app.services.teams.audit import audit_record
 from platform_app.services.providers.git_cli import git_ls_remote
 from platform_app.services.providers.git_urls import git_remote_for_provider, git_remote_for_url, hosted_repo_path
@@ -40,6 +42,11 @@ def project_get(*, workspace, project_id: str) -> Project:
     return found
 
 
+def _slug_free(slug: str) -> bool:
+    """No project has it, and it is no deployment's address (`<slug>-<short id>`, which the edge resolves first)."""
+    return not Project.objects.filter(slug=slug).exists() and deployment_at(slug) is None
+
+
 def _slug_for(name: str, slug: str | None) -> str:
     if slug:
         if not DNS_LABEL.match(slug) or "--" in slug:  # `<component>--<slug>` names a project's component
@@ -47,10 +54,13 @@ def _slug_for(name: str, slug: str | None) -> str:
                                    "trailing -, no --.", details={"slug": ["Not a DNS label."]})
         if Project.objects.filter(slug=slug).exists():
             raise Conflict("This project slug is taken.", code="slug_taken", details={"slug": ["Already in use."]})
+        if deployment_at(slug) is not None:
+            raise Conflict("This slug is the address of a deployment (`<project>-<deployment id>`); choose another.",
+                           code="slug_reserved", details={"slug": ["A deployment's address."]})
         return slug
     base = slugify(name)[:50].strip("-") or "project"
     candidate = base
-    while Project.objects.filter(slug=candidate).exists():
+    while not _slug_free(candidate):
         candidate = f"{base}-{secrets.token_hex(3)}"
     return candidate
 

@@ -76,9 +76,10 @@ def test_by_default_the_deploy_domain_and_site_host_are_reserved(settings):
     assert settings.DEPLOY_DOMAIN in DOMAINS_RESERVED
 
 
-def test_a_name_taken_by_any_project_is_409(alice_client, url, charlie):
+@pytest.mark.parametrize("status", ["verified", "misconfigured"])
+def test_a_name_another_project_holds_is_409(alice_client, url, charlie, status):
     other = ProjectFactory(workspace=charlie.memberships.get().workspace, slug="theirs")
-    DomainFactory(project=other, name="www.example.com")
+    DomainFactory(project=other, name="www.example.com", status=status)
     resp = alice_client.post(url, {"name": "www.EXAMPLE.com"}, format="json")
     assert resp.status_code == 409
     assert resp.json()["code"] == "domain_taken"

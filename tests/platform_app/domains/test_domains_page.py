@@ -50,7 +50,7 @@ def test_add_verify_primary_remove_through_the_forms(alice, page, project, zone)
 
 
 def test_bad_input_shows_on_the_form(alice, page, project):
-    DomainFactory(name="taken.example.com")
+    DomainFactory(name="taken.example.com", status="verified")
     client = signed_in(alice)
     for name, message in (("not a host", "host name"), ("taken.example.com", "already added"),
                           ("shop.localhost", "belongs to the platform")):

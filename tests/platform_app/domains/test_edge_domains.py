@@ -65,6 +65,20 @@ def test_other_domains_redirect_to_the_primary(alice_client, client, url, verifi
     assert not apex.primary
 
 
+@pytest.mark.parametrize("host", ["example.com:@evil.example", "example.com:8000@evil.example",
+                                  "example.com:8000:@evil.example", "example.com:x", "example.com:/evil.example",
+                                  "www.example.com:@evil.example"])
+def test_anything_but_a_port_after_the_name_is_refused(alice_client, client, url, verified, host):
+    """The 308 to the primary keeps the request's port: nothing else from the Host header may reach Location."""
+    verified("www.example.com")
+    verified("example.com")
+    alice_client.post(f"{url}/{Domain.objects.get(name='www.example.com').pk}/primary", {}, format="json")
+    assert client.get("/about", HTTP_HOST="example.com:8000")["Location"] == "http://www.example.com:8000/about"
+    resp = client.get("/about", HTTP_HOST=host)
+    assert resp.status_code == 400 and "Location" not in resp
+    assert b"about" not in resp.content
+
+
 def test_redirect_to_and_branch_domains(alice_client, client, url, project, verified):
     verified("example.com")
     verified("old.example.com", redirectTo="example.com")

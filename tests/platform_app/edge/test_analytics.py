@@ -146,6 +146,23 @@ def test_malformed_beacons_are_400_and_store_nothing(enabled, beacon, raw, field
     assert not AnalyticsEvent.objects.exists()
 
 
+@pytest.mark.parametrize("raw", ["[" * 1000 + "]" * 1000, '{"a":' * 300 + "1" + "}" * 300,
+                                 '{"type": "pageview", "path": "/", "referrer": ' + "[" * 33 + "]" * 33 + "}"])
+def test_deeply_nested_beacons_are_400_in_the_platform_shape(enabled, beacon, raw):
+    """The beacon is text/plain and parsed by the service, not by DRF's parser: the same depth bound applies."""
+    assert len(raw) <= 2048
+    resp = beacon(enabled, None, raw=raw)
+    assert resp.status_code == 400
+    assert resp.json()["code"] == "malformed_json" and set(resp.json()) == {"code", "message", "details", "status"}
+    assert not AnalyticsEvent.objects.exists()
+
+
+def test_a_beacon_with_text_the_database_cannot_store_is_400(enabled, beacon):
+    resp = beacon(enabled, None, raw='{"type": "pageview", "path": "/\\ud800"}')
+    assert resp.status_code == 400 and resp.json()["code"] == "validation_error"
+    assert not AnalyticsEvent.objects.exists()
+
+
 def test_oversized_beacon_is_400(enabled, beacon, settings):
     resp = beacon(enabled, pageview("/" + "a" * settings.ANALYTICS_BEACON_MAX_BYTES))
     assert resp.status_code == 400 and resp.json()["details"] == {"maxBytes": settings.ANALYTICS_BEACON_MAX_BYTES}
