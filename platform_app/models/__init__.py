@@ -12,3 +12,5 @@ from .throttle import *  # noqa: F401,F403  attempt counters (sign-in, MFA, prev
 from .domains import *  # noqa: F401,F403  custom domains
 from .edge import *  # noqa: F401,F403  firewall rules and events, analytics
 from .automation import *  # noqa: F401,F403  cron, log drains, alert rules
+from .buckets import *  # noqa: F401,F403  object-storage buckets
+from .graduation import *  # noqa: F401,F403  project exports and redemptions
