@@ -325,13 +325,19 @@ def bucket_create(*, project, name: str, actor=None, ip: str = "") -> tuple[Buck
 def _empty(s3, name: str) -> int:
     """Delete every object (every version, where versioning was on) and abort unfinished uploads; how many
     objects went."""
+    from botocore.exceptions import ClientError
+
     deleted = 0
-    for page in s3.get_paginator("list_object_versions").paginate(Bucket=name):
-        batch = [{"Key": v["Key"], "VersionId": v["VersionId"]}
-                 for v in [*page.get("Versions", []), *page.get("DeleteMarkers", [])]]
-        for start in range(0, len(batch), 1000):
-            s3.delete_objects(Bucket=name, Delete={"Objects": batch[start:start + 1000], "Quiet": True})
-        deleted += len(page.get("Versions", []))
+    try:
+        for page in s3.get_paginator("list_object_versions").paginate(Bucket=name):
+            batch = [{"Key": v["Key"], "VersionId": v["VersionId"]}
+                     for v in [*page.get("Versions", []), *page.get("DeleteMarkers", [])]]
+            for start in range(0, len(batch), 1000):
+                s3.delete_objects(Bucket=name, Delete={"Objects": batch[start:start + 1000], "Quiet": True})
+            deleted += len(page.get("Versions", []))
+    except ClientError as exc:  # an endpoint without versions: the plain listing below does it
+        if _error_code(exc) not in ("NotImplemented", "501", "InvalidRequest", "InvalidArgument"):
+            raise
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=name):  # endpoints without versions
         batch = [{"Key": o["Key"]} for o in page.get("Contents", [])]
         if batch:

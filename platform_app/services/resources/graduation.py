@@ -26,6 +26,7 @@ import shutil
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from cryptography.fernet import Fernet, InvalidToken
 from cryptography.hazmat.primitives import hashes
@@ -203,8 +204,9 @@ def _payload(project: Project, seal: Seal, export_id: str, now: datetime, expire
                for d in Domain.objects.filter(project=project).order_by("created_at")]
     cron = [{"schedule": j.schedule, "timezone": j.timezone, "path": j.path, "branch": j.branch, "enabled": j.enabled,
              "retries": j.retries} for j in CronJob.objects.filter(project=project).order_by("created_at")]
-    drains = [{"urlSealed": seal.seal(d.url), "format": d.format, "sources": d.sources, "environments": d.environments,
-               "samplingRate": d.sampling_rate} for d in LogDrain.objects.filter(project=project).order_by("created_at")]
+    drains = [{"urlSealed": seal.seal(d.url), "format": d.format, "sources": d.sources,
+               "environments": d.environments, "samplingRate": d.sampling_rate}
+              for d in LogDrain.objects.filter(project=project).order_by("created_at")]
     rules = [{"name": r.name, "metric": r.metric, "threshold": r.threshold, "windowMinutes": r.window_minutes,
               "channelsSealed": seal.seal(json.dumps(r.channels))}
              for r in AlertRule.objects.filter(project=project).order_by("created_at")]
@@ -377,57 +379,80 @@ class _Report:
 
 
 def _import_parts(project: Project, payload: dict, seal: Seal, report: _Report, *, actor, ip: str) -> None:
-    for item in _items(payload, "environments"):
-        report.attempt("environments", str(item.get("name"))[:64], lambda item=item: env_services.environment_create(
-            project=project, name=_text(item, "name", 64), branch_pattern=_text(item, "branchPattern", 200)))
-    for item in _items(payload, "envVars"):
-        value = seal.open(item.get("value"))  # not a refusal: a value the code cannot open is a forged bundle
-        report.attempt("env_vars", str(item.get("key"))[:256], lambda item=item, value=value: env_services.env_var_create(
+    """Each part through its own service, in a savepoint of its own (`_Report.attempt`)."""
+
+    def environment(item):
+        return env_services.environment_create(project=project, name=_text(item, "name", 64),
+                                               branch_pattern=_text(item, "branchPattern", 200))
+
+    def env_var(item, value):
+        return env_services.env_var_create(
             project=project, key=_text(item, "key", 256), value=value, type=_text(item, "type", 8, default="plain"),
             targets=[str(t) for t in item.get("targets") or []][:20], branch=_text(item, "branch", 200) or None,
-            actor=actor, ip=ip))
+            actor=actor, ip=ip)
+
+    def domain(item):
+        return domain_services.domain_add(project=project, name=_text(item, "name", 253),
+                                          git_branch=_text(item, "gitBranch", 200) or None, actor=actor, ip=ip)
+
+    def cron_job(item):
+        return cron_services.cron_job_create(
+            project=project, schedule=_text(item, "schedule", 120), path=_text(item, "path", 1024),
+            timezone_name=_text(item, "timezone", 64, default="UTC") or "UTC", branch=_text(item, "branch", 200),
+            enabled=item.get("enabled") is not False, retries=int(item.get("retries") or 0))
+
+    def log_drain(item, url):
+        return drain_services.drain_create(
+            project=project, url=url, format=_text(item, "format", 8, default="json") or "json",
+            sources=[str(x) for x in item.get("sources") or []][:8],
+            environments=[str(x) for x in item.get("environments") or []][:20],
+            sampling_rate=float(item.get("samplingRate", 1.0)))
+
+    def alert_rule(item, channels):
+        return alert_services.alert_rule_create(
+            project=project, name=_text(item, "name", 100), metric=_text(item, "metric", 32),
+            threshold=float(item.get("threshold")), window_minutes=int(item.get("windowMinutes")),
+            channels=_channels(channels))
+
+    for item in _items(payload, "environments"):
+        report.attempt("environments", str(item.get("name"))[:64], lambda item=item: environment(item))
+    for item in _items(payload, "envVars"):
+        value = seal.open(item.get("value"))  # not a refusal: a value the code cannot open is a forged bundle
+        report.attempt("env_vars", str(item.get("key"))[:256], lambda item=item, value=value: env_var(item, value))
     redirects, primary = [], None
     for item in _items(payload, "domains"):
-        name = _text(item, "name", 253)
-        domain = report.attempt("domains", name, lambda item=item, name=name: domain_services.domain_add(
-            project=project, name=name, git_branch=_text(item, "gitBranch", 200) or None, actor=actor, ip=ip))
-        if domain is not None and _text(item, "redirectTo", 253):
-            redirects.append((domain, item["redirectTo"]))
-        if domain is not None and item.get("primary") is True:
-            primary = domain
-    for domain, target in redirects:
+        made = report.attempt("domains", str(item.get("name"))[:253], lambda item=item: domain(item))
+        if made is not None and _text(item, "redirectTo", 253):
+            redirects.append((made, item["redirectTo"]))
+        if made is not None and item.get("primary") is True:
+            primary = made
+    for made, target in redirects:
         try:
             with transaction.atomic():
-                domain_services.domain_update(project=project, domain_id=domain.pk, redirect_to=target, actor=actor,
+                domain_services.domain_update(project=project, domain_id=made.pk, redirect_to=target, actor=actor,
                                               ip=ip)
         except ApplicationError as exc:
-            report.skipped.append({"kind": "domain_redirects", "name": domain.name, "reason": exc.message})
+            report.skipped.append({"kind": "domain_redirects", "name": made.name, "reason": exc.message})
     if primary is not None:
         report.skipped.append({"kind": "domain_primary", "name": primary.name,
                                "reason": "Domains arrive unverified: verify it, then make it primary again."})
     for item in _items(payload, "cronJobs"):
-        made = report.attempt("cron_jobs", str(item.get("path"))[:1024], lambda item=item: cron_services.cron_job_create(
-            project=project, schedule=_text(item, "schedule", 120), path=_text(item, "path", 1024),
-            timezone_name=_text(item, "timezone", 64, default="UTC") or "UTC", branch=_text(item, "branch", 200),
-            enabled=item.get("enabled") is not False, retries=int(item.get("retries") or 0)))
+        made = report.attempt("cron_jobs", str(item.get("path"))[:1024], lambda item=item: cron_job(item))
         if made:
             report.secrets["cron_jobs"].append({"id": made[0].pk, "secret": made[1]})
     for item in _items(payload, "logDrains"):
         url = seal.open(item.get("urlSealed"))
-        made = report.attempt("log_drains", url[:2048], lambda item=item, url=url: drain_services.drain_create(
-            project=project, url=url, format=_text(item, "format", 8, default="json") or "json",
-            sources=[str(s) for s in item.get("sources") or []][:8],
-            environments=[str(e) for e in item.get("environments") or []][:20],
-            sampling_rate=float(item.get("samplingRate", 1.0))))
+        try:
+            host = urlsplit(url).hostname or "?"  # not the whole address: it may carry a token
+        except ValueError:
+            host = "?"
+        made = report.attempt("log_drains", host, lambda item=item, url=url: log_drain(item, url))
         if made:
             report.secrets["log_drains"].append({"id": made[0].pk, "secret": made[1]})
     for item in _items(payload, "alertRules"):
         channels = seal.open(item.get("channelsSealed"))
-        made = report.attempt("alert_rules", str(item.get("name"))[:100], lambda item=item, channels=channels:
-                              alert_services.alert_rule_create(
-                                  project=project, name=_text(item, "name", 100), metric=_text(item, "metric", 32),
-                                  threshold=float(item.get("threshold")), window_minutes=int(item.get("windowMinutes")),
-                                  channels=_channels(channels)))
+        made = report.attempt("alert_rules", str(item.get("name"))[:100],
+                              lambda item=item, channels=channels: alert_rule(item, channels))
         if made:
             report.secrets["alert_rules"].append({"id": made[0].pk, "secret": made[1]})
     _import_components(project, _items(payload, "components"), report)

@@ -204,7 +204,8 @@ def test_an_expired_bundle_is_410_on_another_instance(alice_client, alice, as_us
 
 
 def test_a_git_url_keeps_its_credential_sealed(alice_client, workspace, beta):
-    project = ProjectFactory(workspace=workspace, slug="private", git_url="https://user:ghp_secret@git.example.com/a/b.git")
+    project = ProjectFactory(workspace=workspace, slug="private",
+                             git_url="https://user:ghp_secret@git.example.com/a/b.git")
     body = export(alice_client, project).json()
     assert "ghp_secret" not in base64.urlsafe_b64decode(body["bundle"].split(".")[2] + "==").decode()
     resp = redeem(alice_client, body["redeemCode"])
@@ -235,3 +236,53 @@ def test_bad_input_is_400(alice_client, beta):
     assert resp.status_code == 400
     resp = redeem(alice_client, "svcg_x", bundle="not-a-bundle")
     assert resp.status_code == 400 and resp.json()["code"] == "bundle_invalid"
+
+
+def forged(code: str, export_id: str = "grd_forged000000000000", **parts) -> str:
+    """A bundle anyone could make with a code of their own: valid signature, content of their choosing."""
+    from platform_app.services.resources.graduation import Seal, bundle_pack
+
+    seal = Seal(code, export_id)
+    payload = {"format": "svc-graduation/1", "id": export_id, "origin": "https://elsewhere.example",
+               "expiresAt": "2999-01-01T00:00:00+00:00",
+               "project": {"name": "Forged", "slug": "forged", "framework": "", "buildCommand": "make"},
+               "git": {"kind": "url", "url": "https://git.example.com/forged.git"}, **parts}
+    for drain in payload.get("logDrains", []):
+        drain["urlSealed"] = seal.seal(drain.pop("url"))
+    for var in payload.get("envVars", []) if isinstance(payload.get("envVars"), list) else []:
+        var["value"] = seal.seal(var["value"])
+    return bundle_pack(code=code, export_id=export_id, payload=payload)
+
+
+def test_a_bundle_from_elsewhere_is_checked_like_user_input(alice_client, beta, settings):
+    settings.OUTBOUND_ALLOWED_NETWORKS = []
+    code = "svcg_" + "f" * 43
+    for bad in ({"git": {"kind": "url", "url": "file:///srv/git/other-workspace/repo.git"}},
+                {"git": {"kind": "provider", "provider": "git-z", "repo": "a/b"}},
+                {"project": {"name": "Forged", "framework": "rm -rf"}},
+                {"envVars": "not a list"}):
+        resp = redeem(alice_client, code, bundle=forged(code, **bad))
+        assert resp.status_code == 400 and resp.json()["code"] == "bundle_invalid", (bad, resp.json())
+    assert not Project.objects.filter(workspace=beta).exists()
+
+    resp = redeem(alice_client, code, bundle=forged(
+        code, envVars=[{"key": "OK", "value": "1", "targets": ["production"]},
+                       {"key": "NOWHERE", "value": "1", "targets": ["moon"]}],
+        logDrains=[{"url": "https://10.0.0.7/in?token=t0k3n", "sources": ["build"]}],
+        cronJobs=[{"schedule": "not cron", "path": "/x"}],
+        alertRules=[{"name": "a", "metric": "deployment_failed", "threshold": "high", "windowMinutes": 5,
+                     "channelsSealed": "not-sealed"}]))
+    assert resp.status_code == 400  # a sealed part the code does not open: forged
+    resp = redeem(alice_client, code, bundle=forged(
+        code, envVars=[{"key": "OK", "value": "1", "targets": ["production"]},
+                       {"key": "NOWHERE", "value": "1", "targets": ["moon"]}],
+        logDrains=[{"url": "https://10.0.0.7/in?token=t0k3n", "sources": ["build"]}],
+        cronJobs=[{"schedule": "not cron", "path": "/x"}]))
+    assert resp.status_code == 201, resp.json()
+    body = resp.json()
+    assert {(s["kind"], s["name"]) for s in body["skipped"]} == {("env_vars", "NOWHERE"), ("log_drains", "10.0.0.7"),
+                                                                 ("cron_jobs", "/x")}
+    assert "t0k3n" not in json.dumps(body)
+    new = Project.objects.get(pk=body["project"]["id"])
+    assert new.git_url == "https://git.example.com/forged.git" and list(
+        EnvVar.objects.filter(project=new).values_list("key", flat=True)) == ["OK"]
