@@ -48,15 +48,16 @@ class BucketInput(InputSerializer):
 
 BucketDeleted = inline_serializer("BucketDeleted", {"deleted": serializers.BooleanField(),
                                                     "objects_deleted": serializers.IntegerField()})
-FORCE = OpenApiParameter("force", str, description="`true`: delete the bucket's objects with it (a non-empty "
-                                                   "bucket is 409 otherwise)")
+FORCE = OpenApiParameter("force", {"type": "string", "enum": ["true", "false"]},
+                         description="`true`: delete the bucket's objects with it (a non-empty bucket is 409 "
+                                     "otherwise)")
 
 
 def _force(request) -> bool:
-    raw = request.query_params.get("force", "false").lower()
-    if raw not in ("true", "false", "1", "0"):
+    raw = request.query_params.get("force", "false")
+    if raw not in ("true", "false"):
         raise ValidationFailed("`force` must be true or false.", details={"force": ["true or false."]})
-    return raw in ("true", "1")
+    return raw == "true"
 
 
 class BucketListView(PlatformView):

@@ -70,7 +70,7 @@ class GraduateView(PlatformView):
 
 
 class RedeemView(PlatformView):
-    @endpoint(scope="admin", status=201, request=RedeemInput, response=RedeemedSerializer, errors=(409,),
+    @endpoint(scope="admin", status=201, request=RedeemInput, response=RedeemedSerializer, errors=(404, 409),
               also={410: OpenApiResponse(ErrorSerializer, description="The redeem code has expired.")},
               summary="Redeem a graduation bundle into a workspace",
               description="404 for an unknown code (without a bundle), 409 `already_redeemed`, 410 "
