@@ -23,6 +23,8 @@ from tests.platform_app.identity import factories as identity
 from tests.platform_app.mcp import factories as mcp
 from tests.platform_app.resources import factories as resources
 from tests.platform_app.projects import factories as projects
+from tests.platform_app.resources import factories_buckets as buckets
+from tests.platform_app.resources import factories_graduation as graduation
 from tests.platform_app.providers import factories as git
 from tests.platform_app.teams import factories as teams
 from tests.warehouse_app import factories as wh
@@ -62,6 +64,8 @@ FACTORIES = {
     platform.CronJob: automation.CronJobFactory, platform.CronRun: automation.CronRunFactory,
     platform.LogDrain: automation.LogDrainFactory, platform.LogDrainDelivery: automation.LogDrainDeliveryFactory,
     platform.AlertRule: automation.AlertRuleFactory, platform.Alert: automation.AlertFactory,
+    platform.Bucket: buckets.BucketFactory, platform.Graduation: graduation.GraduationFactory,
+    platform.GraduationRedemption: graduation.GraduationRedemptionFactory,
     otp.ApiKey: otp_factories.ApiKeyFactory, otp.OtpRecord: otp_factories.OtpRecordFactory,
     otp.Delivery: otp_factories.DeliveryFactory, otp.IdempotencyKey: otp_factories.IdempotencyKeyFactory,
     otp.Balance: otp_factories.BalanceFactory, otp.Charge: otp_factories.ChargeFactory,

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('platform_app', '0014_sandboxed_builds'),
+        ('platform_app', '0016_mcp'),
     ]
 
     operations = [

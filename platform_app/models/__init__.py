@@ -14,3 +14,5 @@ from .edge import *  # noqa: F401,F403  firewall rules and events, analytics
 from .automation import *  # noqa: F401,F403  cron, log drains, alert rules
 from .resources import *  # noqa: F401,F403  add-ons, components, volumes
 from .mcp import *  # noqa: F401,F403  the MCP endpoint's OAuth clients, codes, tokens
+from .buckets import *  # noqa: F401,F403  object-storage buckets
+from .graduation import *  # noqa: F401,F403  project exports and redemptions

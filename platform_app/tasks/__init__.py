@@ -6,3 +6,5 @@ from . import domains  # noqa: F401
 from . import edge  # noqa: F401
 from . import identity  # noqa: F401
 from . import resources  # noqa: F401
+from . import buckets  # noqa: F401
+from . import graduation  # noqa: F401
