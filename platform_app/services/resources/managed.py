@@ -12,28 +12,12 @@ the resource's role to its database, a Redis connection only as its ACL user.
 the project's own, which cannot take a managed name): the first resource asking for a name gets it, the next
 gets it prefixed with its own name (`ANALYTICS_DATABASE_URL`).
 """
-import hashlib
 import re
-from dataclasses import dataclass
 
 from platform_app.sandbox import Endpoint
-
-LOCAL_PORTS = (20000, 40000)  # where endpoints appear on a sandbox's own loopback
-
-
-@dataclass(frozen=True)
-class Managed:
-    key: str                      # the variable's preferred name
-    value: str                    # as the project's sandbox reaches it
-    source: str                   # "addon:add_..." / "bucket:bkt_..." / "dedicated-db:ddb_...": shown as managed
-    prefix: str = ""              # the name to prefix `key` with when another resource holds it (upper case)
-    endpoint: Endpoint | None = None
-
-
-def local_port(resource_id: str) -> int:
-    """The loopback port a resource's endpoint gets inside a sandbox: stable, made from its id."""
-    low, high = LOCAL_PORTS
-    return low + int(hashlib.sha256(resource_id.encode()).hexdigest()[:8], 16) % (high - low)
+# What a feature builds its items with lives in managed_base.py, which imports no feature: the features import it
+# from there (this module imports them), and callers may keep naming them here.
+from platform_app.services.resources.managed_base import LOCAL_PORTS, Managed, local_port  # noqa: F401
 
 
 def _sources(project) -> list[Managed]:
