@@ -17,6 +17,7 @@ from tests.factories import ApiTokenFactory, MembershipFactory, UserFactory, Wor
 from tests.otp_app.factories import ApiKeyFactory
 from tests.platform_app.edge.factories import FirewallRuleFactory
 from tests.platform_app.projects.factories import ProjectFactory, ProjectGroupFactory
+from tests.platform_app.resources.dedicated_dbs_fixtures import DedicatedDatabaseFactory
 from tests.platform_app.teams.factories import InvitationFactory
 from tests.warehouse_app.factories import FacilityFactory
 
@@ -66,6 +67,7 @@ def world_build() -> World:
                                           channels=[{"type": "email", "to": ["ops@example.com"]}],
                                           secret_encrypted=encrypt("alert-secret"))
     firewall_rule = FirewallRuleFactory(project=project)
+    dedicated_db = DedicatedDatabaseFactory(project=project, name="main")
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
     device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
     alice_session = session_start(user=alice)
@@ -90,6 +92,7 @@ def world_build() -> World:
         "secret": HOOK_SECRET, "record_id": record.pk,
         "domain_id": domain.pk,
         "cron_id": cron_job.pk, "drain_id": drain.pk,
+        "db_id": dedicated_db.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/alerts/{rule_id} rule_id": alert_rule.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/firewall/rules/{rule_id} rule_id": firewall_rule.pk,
         "/api/warehouses/{slug} slug": facility.slug,
