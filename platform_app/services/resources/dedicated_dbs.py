@@ -110,8 +110,10 @@ def databases_list(*, project, recent: int = 0):
     return databases
 
 
-def database_get(*, project, db_id: str) -> DedicatedDatabase:
-    database = DedicatedDatabase.objects.filter(project=project, pk=db_id).first()
+def database_get(*, project, db_id: str, lock: bool = False) -> DedicatedDatabase:
+    """A database of the project (locked for the transaction with `lock`); 404 otherwise."""
+    rows = DedicatedDatabase.objects.select_for_update() if lock else DedicatedDatabase.objects
+    database = rows.filter(project=project, pk=db_id).first()
     if database is None:
         raise NotFound("No such dedicated database.")
     return database
@@ -188,7 +190,7 @@ def database_create(*, project, name: str) -> tuple[DedicatedDatabase, dict | No
 def database_branch(*, project, db_id: str, name: str) -> tuple[DedicatedDatabase, dict]:
     """A copy of a ready database as a database of its own (its own role), `parent` the source."""
     _check_name(name)
-    source = database_get(project=project, db_id=db_id)
+    source = database_get(project=project, db_id=db_id, lock=True)
     _on_cluster(source)
     _ready(source)
     return _new_row(project, name, Provisioner.POSTGRES, parent=source)
@@ -198,9 +200,7 @@ def database_branch(*, project, db_id: str, name: str) -> tuple[DedicatedDatabas
 def database_delete(*, project, db_id: str) -> None:
     """The row and its backups' rows now; its databases, role and backup files by a worker once this commits.
     A job still running on it finds the row gone and drops what it made."""
-    database = DedicatedDatabase.objects.select_for_update().filter(project=project, pk=db_id).first()
-    if database is None:
-        raise NotFound("No such dedicated database.")
+    database = database_get(project=project, db_id=db_id, lock=True)
     names = [n for n in (database.database_name, database.next_database_name, database.retired_database_name) if n]
     role = database.role_name if database.provisioner == Provisioner.POSTGRES else ""
     database.delete()
@@ -339,9 +339,7 @@ def _backup_new(database: DedicatedDatabase, kind: str) -> DedicatedDatabaseBack
 @transaction.atomic
 def backup_create(*, project, db_id: str) -> DedicatedDatabaseBackup:
     """A manual backup of a ready database, made by a worker (`pending` → `done` or `failed`)."""
-    database = DedicatedDatabase.objects.select_for_update().filter(project=project, pk=db_id).first()
-    if database is None:
-        raise NotFound("No such dedicated database.")
+    database = database_get(project=project, db_id=db_id, lock=True)
     if database.provisioner == Provisioner.POSTGRES:
         _cluster_configured()
     _ready(database)
@@ -412,9 +410,7 @@ def database_restore(*, project, db_id: str, backup_id: str) -> DedicatedDatabas
     """Restore a finished backup of this database into a new database (`restoring` meanwhile); once it is
     filled the row's credentials point at it and the database it replaces is kept for
     DEDICATED_DB_RESTORE_KEEP_HOURS (or until the next restore)."""
-    database = DedicatedDatabase.objects.select_for_update().filter(project=project, pk=db_id).first()
-    if database is None:
-        raise NotFound("No such dedicated database.")
+    database = database_get(project=project, db_id=db_id, lock=True)
     backup = Backup.objects.filter(database=database, pk=backup_id).first()
     if backup is None:
         raise NotFound("No such backup of this database.", details={"backupId": ["Unknown backup."]})

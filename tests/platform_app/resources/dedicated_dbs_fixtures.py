@@ -120,14 +120,19 @@ def dedicated_db_env() -> dict:
     return {"DEDICATED_DB_POSTGRES_URL": TEST_URL, "DEDICATED_DB_NAME_PREFIX": f"{TEST_PREFIX}{os.getpid()}_"}
 
 
-@pytest.fixture
-def cluster(settings, tmp_path):
-    """The platform provisions on the test server, names prefixed for this process; backups in `tmp_path`."""
+def require_cluster() -> None:
+    """Skip the test without the test server (fail it when REQUIRE_SANDBOX is set)."""
     problem = cluster_problem()
     if problem:
         if os.environ.get("REQUIRE_SANDBOX"):
             pytest.fail(f"PostgreSQL must be reachable at {TEST_URL} (REQUIRE_SANDBOX is set): {problem}")
         pytest.skip(f"needs PostgreSQL at {TEST_URL} (DEDICATED_DB_TEST_URL): {problem}")
+
+
+@pytest.fixture
+def cluster(settings, tmp_path):
+    """The platform provisions on the test server, names prefixed for this process; backups in `tmp_path`."""
+    require_cluster()
     settings.DEDICATED_DB_PROVISIONER = "postgres"
     settings.DEDICATED_DB_POSTGRES_URL = TEST_URL
     settings.DEDICATED_DB_NAME_PREFIX = f"{TEST_PREFIX}{os.getpid()}_"
