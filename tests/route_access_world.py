@@ -18,6 +18,7 @@ from tests.otp_app.factories import ApiKeyFactory
 from tests.platform_app.edge.factories import FirewallRuleFactory
 from tests.platform_app.projects.factories import ProjectFactory, ProjectGroupFactory
 from tests.platform_app.resources.factories_buckets import BucketFactory
+from tests.platform_app.resources.dedicated_dbs_fixtures import DedicatedDatabaseFactory
 from tests.platform_app.teams.factories import InvitationFactory
 from tests.warehouse_app.factories import FacilityFactory
 
@@ -72,6 +73,7 @@ def world_build() -> World:
                                          instance_size="starter")
     volume = Volume.objects.create(component=component, name="data", mount_path="/data", size_gb=1)
     bucket = BucketFactory(project=project)
+    dedicated_db = DedicatedDatabaseFactory(project=project, name="main")
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
     device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
     alice_session = session_start(user=alice)
@@ -97,6 +99,7 @@ def world_build() -> World:
         "domain_id": domain.pk,
         "cron_id": cron_job.pk, "drain_id": drain.pk, "bucket_id": bucket.pk,
         "addon_id": addon.pk, "component_id": component.pk, "volume_id": volume.pk,
+        "db_id": dedicated_db.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/alerts/{rule_id} rule_id": alert_rule.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/firewall/rules/{rule_id} rule_id": firewall_rule.pk,
         "/api/warehouses/{slug} slug": facility.slug,

@@ -81,6 +81,8 @@ EXCLUDED: set[str] = {
     # tokens are 401 by design, so the member/scope checks here do not apply. Its own tests
     # (tests/platform_app/automation/test_alerts.py) check no credentials, a user JWT and an API token: 401.
     "POST /v1/internal/alerts/{rule_id}/fire",
+    # The same for the outside database provisioner's route (tests/platform_app/resources/test_dedicated_dbs_api.py).
+    "POST /v1/internal/dedicated-dbs/{db_id}/mark-ready",
 }
 
 SECURED = [(s, m, p, op) for s, m, p, op in OPERATIONS if not is_public(op) and f"{m} {p}" not in EXCLUDED]

@@ -16,3 +16,4 @@ from .resources import *  # noqa: F401,F403  add-ons, components, volumes
 from .mcp import *  # noqa: F401,F403  the MCP endpoint's OAuth clients, codes, tokens
 from .buckets import *  # noqa: F401,F403  object-storage buckets
 from .graduation import *  # noqa: F401,F403  project exports and redemptions
+from .dedicated_dbs import *  # noqa: F401,F403  dedicated databases and their backups

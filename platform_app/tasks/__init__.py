@@ -8,3 +8,4 @@ from . import identity  # noqa: F401
 from . import resources  # noqa: F401
 from . import buckets  # noqa: F401
 from . import graduation  # noqa: F401
+from . import dedicated_dbs  # noqa: F401

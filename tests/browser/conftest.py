@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from tests.processes import ROOT, WebServer, child_env, django_script, free_port, manage, start_node, start_worker
+from tests.platform_app.resources.dedicated_dbs_fixtures import dedicated_db_env
 from tests.scratch_database import ScratchDatabase, default_database
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -108,7 +109,8 @@ def live_platform(tmp_path_factory, django_db_blocker):
     port = free_port()
     env = child_env(data_dir=data_dir, database_url=database.url(), redis_url=os.environ.get("REDIS_URL") or None,
                     DEPLOY_DOMAIN="localhost", DEPLOY_SCHEME="http", DEPLOY_PORT=port, WEB_CONCURRENCY=1,
-                    SITE_URL=f"http://127.0.0.1:{port}", ADDONS_POSTGRES_URL=ADDONS_POSTGRES_URL)
+                    SITE_URL=f"http://127.0.0.1:{port}", ADDONS_POSTGRES_URL=ADDONS_POSTGRES_URL,
+                    **dedicated_db_env())
     platform = worker = builder = None
     try:
         manage(env, "migrate", "--noinput")

@@ -17,11 +17,17 @@ import re
 from platform_app.sandbox import Endpoint
 from platform_app.services.resources.variables import Managed
 
+
 def _sources(project) -> list[Managed]:
     from platform_app.services.resources import addons, buckets, dedicated_dbs
 
     return [*addons.addon_managed(project=project), *buckets.bucket_managed(project=project),
             *dedicated_dbs.database_managed(project=project)]
+
+
+def prefixed_name(prefix: str, key: str) -> str:
+    """The name a variable gets when another resource holds its preferred one: `CACHE_REDIS_URL`."""
+    return re.sub(r"[^A-Z0-9]+", "_", f"{prefix}_{key}".upper()).strip("_")
 
 
 def managed_items(*, project) -> list[tuple[str, Managed]]:
@@ -30,7 +36,7 @@ def managed_items(*, project) -> list[tuple[str, Managed]]:
     for item in _sources(project):
         name = item.key
         if name in taken:
-            name = re.sub(r"[^A-Z0-9]+", "_", f"{item.prefix}_{item.key}".upper()).strip("_")
+            name = prefixed_name(item.prefix, item.key)
         if name in taken:
             continue  # two resources of one name: the first keeps it
         taken.add(name)
