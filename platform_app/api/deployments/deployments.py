@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import Unauthenticated, ValidationFailed
-from config.inputs import InputSerializer, validated
+from config.inputs import InputSerializer, ascii_int, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, idempotency_key
 from platform_app.models import Deployment, DeploymentEvent
 from platform_app.services.deployments import deployments as services
@@ -137,6 +137,19 @@ def _stream_user(request):
     return user
 
 
+def _resume_after(request) -> int:
+    """The line to resume after: `Last-Event-ID` (EventSource's reconnection) or `?lastEventId=`. Anything but
+    ASCII digits reads as 0 (from the start); a number past 64 bits names no line: 400."""
+    raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId") or "0"
+    if not (raw.isascii() and raw.isdigit()):  # "²".isdigit(), yet int("²") fails
+        return 0
+    after = ascii_int(raw, max_digits=18)
+    if after is None:
+        raise ValidationFailed("`Last-Event-ID` must be a line number.",
+                               details={"lastEventId": ["Must be a line number (at most 18 digits)."]})
+    return after
+
+
 class DeploymentLogStreamView(PlatformView):
     def perform_content_negotiation(self, request, force=False):
         # EventSource asks for `Accept: text/event-stream`; the stream answers that, its errors answer JSON
@@ -159,8 +172,7 @@ class DeploymentLogStreamView(PlatformView):
                           OpenApiParameter("Last-Event-ID", str, OpenApiParameter.HEADER)])
     def get(self, request, org_id, deployment_id):
         deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
-        raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId") or "0"
-        after = int(raw) if raw.isascii() and raw.isdigit() else 0  # "²".isdigit(), yet int("²") fails
+        after = _resume_after(request)
         # ASGI: an async body that holds no thread while open; WSGI (and the test client): driven from here
         content = log_stream_open(deployment_id=deployment.pk, after=after,
                                   asynchronous=isinstance(request._request, ASGIRequest))
