@@ -3,6 +3,10 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+# `make run` serves DEBUG pages (settings, the whole URLconf): on loopback only, unless HOST (or WEB_BIND) says
+# otherwise, e.g. `make run HOST=0.0.0.0` to reach it from another machine of a trusted network.
+HOST ?= 127.0.0.1
+WEB_BIND ?= $(HOST):$(PORT)
 # Two web workers on a laptop; a deployment's default is one per core plus one (config/gunicorn.py).
 WEB_CONCURRENCY ?= 2
 # Printed addresses and links (invitations, docs) follow PORT unless SITE_URL is given.
@@ -31,7 +35,7 @@ demo: migrate
 
 ## run: install, migrate, load demo data, start web + workers (builds, codes) + beat (+ agent)
 run: demo
-	WEB_PORT=$(PORT) DEPLOY_PORT=$(PORT) WEB_CONCURRENCY=$(WEB_CONCURRENCY) $(VENV)/bin/honcho start -f Procfile
+	WEB_BIND=$(WEB_BIND) WEB_PORT=$(PORT) DEPLOY_PORT=$(PORT) WEB_CONCURRENCY=$(WEB_CONCURRENCY) $(VENV)/bin/honcho start -f Procfile
 
 ## test: install and run the test suite (SQLite, or DATABASE_URL)
 test: $(VENV)/.installed-test

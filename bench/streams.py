@@ -135,7 +135,8 @@ def server_cost(bench, channel: str) -> str:
 
 def setup():
     from platform_app.models import Deployment, Membership, Project, User, Workspace
-    from platform_app.services.identity.keys import token_issue
+    from platform_app.services.identity.auth import session_start
+    from platform_app.services.identity.stream_tokens import Credential, stream_token_issue
 
     user = User.objects.create_user(email="bench@example.com", password="bench-password-1")
     workspace = Workspace.objects.create(name="Bench", slug="bench")
@@ -143,7 +144,10 @@ def setup():
     project = Project.objects.create(workspace=workspace, name="Site", slug="site",
                                      git_url="https://git.example.com/site.git")
     deployment = Deployment.objects.create(project=project, env="preview", branch="main", status="building")
-    token, _ = token_issue(subject=str(user.pk), audience="platform-stream", ttl_seconds=600, scopes=["read"])
+    # a stream token depends on a live credential: a sign-in session of the bench user
+    session = session_start(user=user).session
+    token, _ = stream_token_issue(user=user, scopes={"read"}, ttl_seconds=600,
+                                  credential=Credential(user_id=user.pk, session_id=session.pk))
     return deployment, token
 
 

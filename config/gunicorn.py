@@ -9,6 +9,8 @@ import os
 
 from gunicorn.glogging import Logger
 
+from config.log_redaction import RedactSecrets
+
 bind = [os.environ.get("WEB_BIND") or f"0.0.0.0:{os.environ.get('WEB_PORT', '8000')}"]
 # One worker more than cores: a worker's threads wait on database round trips and on each other for the
 # interpreter lock, so one process per core leaves CPU idle under load (docs/performance.md, "The server").
@@ -22,8 +24,13 @@ timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
 # clients reconnect with Last-Event-ID and miss nothing.
 graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "20"))
 keepalive = int(os.environ.get("WEB_KEEPALIVE", "5"))  # idle seconds a kept-alive connection stays open
-# Proxies whose X-Forwarded-For / X-Forwarded-Proto are believed (comma-separated addresses, `*` for any).
-forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+# Proxies whose X-Forwarded-For / X-Forwarded-Proto uvicorn believes (it then rewrites the client address the
+# application and the access log see). None unless TRUSTED_PROXY_COUNT says proxies stand in front, as Django's
+# client_ip() (config/client_ip.py) decides: otherwise any process on the host (127.0.0.1 was trusted by default)
+# could name itself any address and get a fresh rate-limit budget per request. Behind proxies, list their
+# addresses (comma-separated, CIDR allowed) in FORWARDED_ALLOW_IPS; never `*` on a server clients reach directly.
+trusted_proxy_count = int(os.environ.get("TRUSTED_PROXY_COUNT") or 0)
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "") if trusted_proxy_count > 0 else ""
 # Recycle each worker after about this many requests (0: never), jittered so they do not restart together.
 max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "0"))
 max_requests_jitter = max(max_requests // 10, 0)
@@ -35,7 +42,9 @@ loglevel = os.environ.get("WEB_LOG_LEVEL", "info")
 
 class CompactLogger(Logger):
     """Access lines as `time [pid] client - "METHOD /path HTTP/1.1" status` (uvicorn writes the message;
-    gunicorn's `access_log_format` does not apply to uvicorn workers)."""
+    gunicorn's `access_log_format` does not apply to uvicorn workers). uvicorn_worker hands these handlers to the
+    `uvicorn.access` and `uvicorn.error` loggers, so the filter below sees every line: query-string tokens and
+    secret path segments (deploy hooks, invitations) are written as `[redacted]` (config/log_redaction.py)."""
 
     access_fmt = "%(asctime)s [%(process)d] %(message)s"
     datefmt = "%Y-%m-%dT%H:%M:%S%z"
@@ -44,6 +53,8 @@ class CompactLogger(Logger):
         super().setup(cfg)
         for handler in self.access_log.handlers:
             handler.setFormatter(logging.Formatter(self.access_fmt, self.datefmt))
+        for handler in (*self.access_log.handlers, *self.error_log.handlers):
+            handler.addFilter(RedactSecrets())
 
 
 logger_class = CompactLogger

@@ -82,6 +82,20 @@ def validated(serializer_class, data, *, context=None, **kwargs) -> dict:
 
 
 INTEGER = re.compile(r"-?[0-9]+")
+# More digits than this is no number a client means: refused before int() reads it (int() itself gives up past
+# 4,300 digits with a ValueError, and a 20-digit value no longer fits the database's 64-bit integers).
+INTEGER_MAX_DIGITS = 32
+
+
+def ascii_int(raw: str, *, max_digits: int = INTEGER_MAX_DIGITS) -> int | None:
+    """`raw` as an integer when it is ASCII digits (an optional leading minus) of at most `max_digits` digits, else
+    None. int() alone would also take " 5", "+5", "5_0" and other scripts' digits ("١٢٣"), and raise past 4,300."""
+    if not raw or not INTEGER.fullmatch(raw):
+        return None
+    digits = raw.lstrip("-").lstrip("0") or "0"
+    if len(digits) > max_digits:
+        return None
+    return -int(digits) if raw.startswith("-") else int(digits)
 
 
 def query_int(request, name: str, *, default: int, minimum: int = 1, maximum: int | None = None,
@@ -91,9 +105,10 @@ def query_int(request, name: str, *, default: int, minimum: int = 1, maximum: in
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not INTEGER.fullmatch(raw):  # int() would also take "", " 5", "+5", "5_0" and other scripts' digits
-        raise ValidationFailed(f"`{name}` must be an integer.", details={name: ["Must be an integer."]})
-    value = int(raw)
+    value = ascii_int(raw)
+    if value is None:
+        raise ValidationFailed(f"`{name}` must be an integer of at most {INTEGER_MAX_DIGITS} digits.",
+                               details={name: ["Must be an integer."]})
     if value < minimum or (maximum is not None and value > maximum and not clamp):
         raise ValidationFailed(f"`{name}` must be between {minimum} and {maximum}.",
                                details={name: [f"Must be between {minimum} and {maximum}."]})

@@ -9,6 +9,7 @@ from config.errors import Unauthenticated
 from platform_app.choices import Scope
 from platform_app.services.identity.auth import session_active
 from platform_app.services.identity.keys import token_verify
+from platform_app.services.identity.stream_tokens import Credential, stream_token_authenticate
 from platform_app.services.identity.tokens import TOKEN_PREFIX, api_token_authenticate
 from platform_app.services.mcp.oauth import ACCESS_PREFIX as MCP_ACCESS_PREFIX
 from platform_app.services.mcp.oauth import mcp_token_authenticate
@@ -18,10 +19,11 @@ from platform_app.services.mcp.oauth import mcp_token_authenticate
 class Actor:
     """What a request acts as: its scopes and, for a token, its workspace binding."""
 
-    type: str  # "session" | "api_token" | "mcp_token"
+    type: str  # "session" | "api_token" | "mcp_token" | "stream" (a `?token=` from /v1/auth/ws-token, log streams only)
     scopes: set = field(default_factory=set)
     token: object = None
     session: object = None
+    credential: object = None  # a stream token's: what it was made with (services/identity/stream_tokens.py)
 
     @property
     def workspace_id(self):
@@ -56,6 +58,35 @@ class BearerAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request):
         return 'Bearer realm="api"'
+
+
+class StreamTokenAuthentication(BaseAuthentication):
+    """`?token=` from `POST /v1/auth/ws-token`, for the log stream only (EventSource cannot send headers). The
+    token acts with its maker's scopes and workspace binding, and only while its maker's credential lives."""
+
+    def authenticate(self, request):
+        raw = request.query_params.get("token")
+        if not raw:
+            return None
+        grant = stream_token_authenticate(raw)
+        return grant.user, Actor("stream", set(grant.scopes), token=grant.token, session=grant.session,
+                                 credential=grant.credential)
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="api"'
+
+
+def request_credential(request) -> Credential:
+    """What an authenticated request proved itself with, to be checked again later (stream tokens, open streams)."""
+    actor = request.auth if isinstance(request.auth, Actor) else None
+    user_id = str(request.user.pk)
+    if actor is not None and actor.credential is not None:
+        return actor.credential
+    if actor is not None and actor.token is not None:
+        return Credential(user_id=user_id, token_id=actor.token.pk)
+    if actor is not None and actor.session is not None:
+        return Credential(user_id=user_id, session_id=actor.session.pk)
+    return Credential(user_id=user_id, cookie_session_key=request._request.session.session_key)
 
 
 class CookieSessionAuthentication(SessionAuthentication):

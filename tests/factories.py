@@ -1,5 +1,6 @@
 """Factories shared by every app's tests: users (and staff), groups, workspaces, memberships, tokens."""
 import factory
+from django.utils import timezone
 from django.contrib.auth.models import Group
 from factory.django import DjangoModelFactory
 
@@ -16,6 +17,7 @@ class UserFactory(DjangoModelFactory[User]):
 
     email = factory.Sequence(lambda n: f"user{n}@example.com")
     name = factory.Faker("name")
+    email_verified_at = factory.LazyFunction(timezone.now)  # `email_verified_at=None`: an unverified account
 
     @factory.post_generation
     def password(self, create, extracted, **kwargs):

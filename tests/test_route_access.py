@@ -60,6 +60,7 @@ PUBLIC = {
     "GET /v1/auth/git-b/sso/callback", "GET /v1/auth/git-c/callback",
     "GET /v1/auth/idp/start", "GET /v1/auth/idp/callback",
     "POST /v1/auth/sign-in", "POST /v1/auth/sign-up", "POST /v1/auth/sign-out", "POST /v1/auth/refresh",
+    "POST /v1/auth/email/verify",  # the emailed link's token is the credential
     "POST /v1/hooks/deploy/{secret}", "GET /v1/invitations/{token}",
     "GET /v1/preview-protection/{project_id}/check", "POST /v1/preview-protection/{project_id}/verify",
     "POST /v1/webhooks/git-a",

@@ -191,10 +191,15 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="no-reply@localhost")
 
 # LOGGING
 # ------------------------------------------------------------------------------
+# Tokens in query strings and secret path segments (deploy hooks, invitations) never reach a log line: Django logs
+# every 4xx/5xx with its path ("Method Not Allowed: /v1/hooks/deploy/<secret>") on `django.request`; the filter
+# rewrites such records there (before any handler sees them) and on the console handler (config/log_redaction.py).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"redact_secrets": {"()": "config.log_redaction.RedactSecrets"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact_secrets"]}},
+    "loggers": {"django.request": {"filters": ["redact_secrets"]}},
     "root": {"handlers": ["console"], "level": env("DJANGO_LOG_LEVEL", default="INFO")},
 }
 

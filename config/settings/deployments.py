@@ -25,6 +25,9 @@ def with_edge_hosts(hosts: list[str]) -> list[str]:
     return [*hosts, edge] if edge not in hosts else list(hosts)
 
 
+# A deploy hook queues at most one build at a time: a call while the hook's last build is still queued is 429
+# with this Retry-After (that build will build the branch as it is when it starts anyway).
+DEPLOY_HOOK_RETRY_AFTER_SECONDS = env.int("DEPLOY_HOOK_RETRY_AFTER_SECONDS", default=30)
 EDGE_CACHE_MAX_BYTES = env.int("EDGE_CACHE_MAX_BYTES", default=1024 * 1024)
 AGENT_INVITE_TTL_SECONDS = env.int("AGENT_INVITE_TTL_SECONDS", default=3600)
 AGENT_HEARTBEAT_TIMEOUT_SECONDS = env.int("AGENT_HEARTBEAT_TIMEOUT_SECONDS", default=30)

@@ -7,7 +7,13 @@ JWT_PRIVATE_KEY_FILE = env("JWT_PRIVATE_KEY_FILE", default="")
 JWT_EXTRA_PUBLIC_KEYS = env("JWT_EXTRA_PUBLIC_KEYS", default="")
 JWT_ISSUER = env("JWT_ISSUER", default="http://localhost:8000")
 JWT_ACCESS_TTL_SECONDS = env.int("JWT_ACCESS_TTL_SECONDS", default=900)
-JWT_STREAM_TTL_SECONDS = env.int("JWT_STREAM_TTL_SECONDS", default=120)
+# Log-stream tokens (/v1/auth/ws-token) are short-lived and checked against their credential on every use; an open
+# stream checks its credential and membership again every LOG_STREAM_RECHECK_SECONDS and ends when either is gone.
+JWT_STREAM_TTL_SECONDS = env.int("JWT_STREAM_TTL_SECONDS", default=60)
+LOG_STREAM_RECHECK_SECONDS = env.float("LOG_STREAM_RECHECK_SECONDS", default=30.0)
+# Email verification links (docs/auth.md): how long a link works, how many a user may ask for an hour.
+EMAIL_VERIFICATION_TTL_HOURS = env.int("EMAIL_VERIFICATION_TTL_HOURS", default=72)
+EMAIL_VERIFICATION_SENDS_PER_HOUR = env.int("EMAIL_VERIFICATION_SENDS_PER_HOUR", default=5)
 REFRESH_TOKEN_TTL_DAYS = env.int("REFRESH_TOKEN_TTL_DAYS", default=30)
 API_TOKEN_MAX_DAYS = env.int("API_TOKEN_MAX_DAYS", default=366)
 

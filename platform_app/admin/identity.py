@@ -9,14 +9,14 @@ from platform_app.models import (ApiToken, AttemptCounter, AuditEvent, AuthSessi
 @admin.register(User)
 class UserAdmin(BaseUserAdmin):
     ordering = ("email",)
-    list_display = ("email", "name", "is_staff", "is_active", "date_joined", "last_login")
+    list_display = ("email", "name", "is_staff", "is_active", "email_verified_at", "date_joined", "last_login")
     list_filter = ("is_staff", "is_active")
     search_fields = ("email", "name")
     readonly_fields = ("id", "date_joined", "last_login")
     fieldsets = (
         (None, {"fields": ("id", "email", "name", "password")}),
         ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
-        ("Dates", {"fields": ("date_joined", "last_login")}),
+        ("Dates", {"fields": ("date_joined", "last_login", "email_verified_at")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),)
 

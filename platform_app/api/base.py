@@ -167,6 +167,14 @@ class PlatformView(APIView):
     def ip(self) -> str:
         return ratelimit.client_ip(self.request)
 
+    def holds(self, scope: str) -> bool:
+        """Whether the caller holds `scope` in the URL's workspace: its token's scopes and its role both allow it.
+        For what a route shows more or less of (secrets in URLs), not for refusing it (`@endpoint` does that)."""
+        actor = self.actor
+        if actor is not None and not scope_allows(actor.scopes, scope):
+            return False
+        return self.membership is not None and scope_allows(ROLE_SCOPES[self.membership.role], scope)
+
     def project(self, project_id: str):
         """A project of the URL's workspace (by id or slug); 404 otherwise."""
         from platform_app.services.projects.projects import project_get

@@ -2,6 +2,7 @@
 from django.urls import include, path
 
 from platform_app.api.identity import auth
+from platform_app.api.identity import email
 from platform_app.api.identity import mfa
 from platform_app.api.identity import tokens
 from platform_app.api.teams import workspaces
@@ -19,6 +20,8 @@ urlpatterns = [
     path("auth/sessions/revoke-all", auth.SessionRevokeAllView.as_view()),
     path("auth/sessions/<str:session_id>/revoke", auth.SessionRevokeView.as_view()),
     path("auth/ws-token", auth.StreamTokenView.as_view()),
+    path("auth/email/verification", email.EmailVerificationView.as_view()),
+    path("auth/email/verify", email.EmailVerifyView.as_view()),
     path("auth/token/introspect", auth.IntrospectView.as_view()),
     # MFA
     path("auth/mfa", mfa.FactorListView.as_view()),

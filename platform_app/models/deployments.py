@@ -100,6 +100,8 @@ class DeployHook(models.Model):
     secret_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_triggered_at = models.DateTimeField(null=True, blank=True)
+    last_deployment = models.ForeignKey(Deployment, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+                                        help_text="the hook's newest build: while it is queued, calls are 429")
 
     class Meta:
         ordering = ("-created_at",)

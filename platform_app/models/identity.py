@@ -38,6 +38,9 @@ class User(AbstractBaseUser, PermissionsMixin):
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False)
     date_joined = models.DateTimeField(default=timezone.now)
+    email_verified_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the address was proved by a link sent to it (or by a provider that "
+                                         "vouches for it); null: unverified, invitations to it are withheld")
 
     objects = UserManager()
     USERNAME_FIELD = "email"

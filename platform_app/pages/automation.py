@@ -13,6 +13,7 @@ from platform_app.pages.base import form_error, project_context, require
 from platform_app.services.automation import alerts as alert_services
 from platform_app.services.automation import cron as cron_services
 from platform_app.services.automation import drains as drain_services
+from platform_app.services.automation.secret_urls import channels_masked, url_masked
 
 RECENT = 10
 
@@ -99,7 +100,8 @@ def drains_page(request, org_id, project_id):
                 form_error(form, exc)
             else:
                 form = DrainForm()
-    drains = [{"drain": d, "deliveries": d.recent_deliveries}
+    reveal = context["can"]["admin"]  # credentials in URLs are for admins only, as in the API
+    drains = [{"drain": d, "deliveries": d.recent_deliveries, "url": d.url if reveal else url_masked(d.url)}
               for d in drain_services.drains_list(project=project, recent=RECENT)]
     context.update(tab="drains", form=form, drains=drains, secret=secret)
     return render(request, "platform_app/automation/drains.html", context, status=400 if form.errors else 200)
@@ -166,7 +168,9 @@ def alerts_page(request, org_id, project_id):
                 form_error(form, exc)
             else:
                 form = AlertRuleForm()
-    rules = [{"rule": r, "open": alert_services.open_alert(r), "history": r.recent_alerts}
+    reveal = context["can"]["admin"]  # webhook URLs may carry credentials: admins only, as in the API
+    rules = [{"rule": r, "open": alert_services.open_alert(r), "history": r.recent_alerts,
+              "channels": r.channels if reveal else channels_masked(r.channels)}
              for r in alert_services.alert_rules_list(project=project, recent=RECENT)]
     context.update(tab="alerts", form=form, rules=rules, secret=secret)
     return render(request, "platform_app/automation/alerts.html", context, status=400 if form.errors else 200)

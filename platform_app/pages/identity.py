@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from config.errors import ApplicationError, NotFound
 from config.redirects import safe_next
 from platform_app.pages.base import client_ip, form_error
-from platform_app.services.identity import auth, mfa
+from platform_app.services.identity import auth, email_verification, mfa
 from platform_app.services.identity.selectors import active_user, auth_session_open, auth_sessions_open
 
 MFA_STEP_SECONDS = 300  # how long a correct password waits for its code
@@ -143,6 +143,7 @@ def account(request):
         "password_form": password_form,
         "factors": [{"id": mfa.factor_id(d), "name": d.name} for d in mfa.factors_confirmed(request.user)],
         "sessions": auth_sessions_open(user=request.user),
+        "email_verified": email_verification.email_is_verified(request.user),
     }, status=400 if password_form.errors else 200)
 
 
@@ -172,6 +173,28 @@ def mfa_remove(request, factor_id):
     mfa.factor_delete(user=request.user, factor_id=factor_id)
     messages.success(request, "Authenticator removed.")
     return redirect("account")
+
+
+def verify_email(request):
+    """The link of a verification email (`?token=`): no sign-in needed, the token names the account."""
+    try:
+        user = email_verification.email_verify(token=request.GET.get("token", "")[:500])
+    except ApplicationError as exc:
+        return render(request, "platform_app/identity/email_verified.html", {"error": exc.message}, status=400)
+    return render(request, "platform_app/identity/email_verified.html", {"verified": user})
+
+
+@login_required
+@require_POST
+def email_verification_send(request):
+    """Email a new verification link (the dashboard's and the invitation page's button)."""
+    try:
+        email_verification.email_verification_send(user=request.user)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"A new link is on its way to {request.user.email}.")
+    return redirect(safe_next(request, "/dashboard/"))
 
 
 @login_required

@@ -11,6 +11,7 @@ from platform_app.choices import Role
 from platform_app.pages.base import client_ip, form_error, require, workspace_context
 from platform_app.services.deployments.selectors import projects_with_last_deployment
 from platform_app.services.identity import tokens as token_services
+from platform_app.services.identity.email_verification import email_is_verified
 from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
 from platform_app.services.teams import invitations, members
 from platform_app.services.identity.selectors import api_tokens_active
@@ -39,9 +40,10 @@ def dashboard(request):
         else:
             messages.success(request, f"Workspace “{workspace.name}” created.")
             return redirect("dashboard-workspace", org_id=workspace.slug)
+    verified = email_is_verified(request.user)  # invitations to an unverified address are withheld; say why
     return render(request, "platform_app/teams/dashboard.html", {
-        "memberships": workspaces_of(request.user), "form": form,
-        "invitations": invitations.invitations_for_user(request.user),
+        "memberships": workspaces_of(request.user), "form": form, "email_unverified": not verified,
+        "invitations": invitations.invitations_for_user(request.user) if verified else [],
     }, status=400 if form.errors else 200)
 
 
@@ -124,7 +126,10 @@ def member_change(request, org_id, member_id):
 
 @login_required
 def invitation_page(request, token):
-    """The link of an invitation email: what it offers, with accept and decline."""
+    """The link of an invitation email: what it offers, with accept and decline (once the address is verified)."""
+    if not email_is_verified(request.user):
+        return render(request, "platform_app/teams/invitation.html", {"invitation": None, "email_unverified": True},
+                      status=403)
     invitation = invitations.invitation_by_token(token)
     if invitation.email.lower() != request.user.email.lower():
         return render(request, "platform_app/teams/invitation.html", {"invitation": None}, status=404)

@@ -39,6 +39,12 @@
     }
   });
 
+  // The session ended or the member left the workspace: reconnecting would only be refused.
+  source.addEventListener("revoked", function () {
+    source.close();
+    if (state) state.textContent = "The live log stopped: you were signed out or left the workspace. Reload the page.";
+  });
+
   source.addEventListener("error", function () {
     if (state && source.readyState === EventSource.CONNECTING) state.textContent = "Reconnecting…";
   });

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
+from config.inputs import ascii_int
 from config.openapi import WarehouseErrorSerializer
 from warehouse_app.authentication import (CookieRejected, WarehouseCookieAuthentication, clear_session_cookies,
                                           set_session_cookies)
@@ -91,10 +92,10 @@ def bounded_page(request, default_size=20):
         raw = request.query_params.get(name)
         if raw is None:
             return default
-        # int() would also take "", " 5", "+5", "5_0" and other scripts' digits
-        if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
+        value = ascii_int(raw)  # None for "", " 5", "+5", "5_0", other scripts' digits and endless numbers
+        if value is None or value < 1:
             raise ValidationFailed(f"{name} must be a positive integer.")
-        return int(raw)
+        return value
 
     page = as_int("page", 1)
     if page > MAX_PAGE:

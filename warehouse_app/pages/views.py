@@ -8,6 +8,7 @@ from django.utils.cache import get_conditional_response
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 
 from config.errors import NotFound
+from config.inputs import ascii_int
 from warehouse_app.pages.forms import QuoteForm
 from warehouse_app.services import directory, region_maps, selectors
 from warehouse_app.services.maps import outline_svg_path
@@ -24,9 +25,15 @@ def home(request):
 
 
 def _page_number(request) -> int:
-    """The page asked for; anything but a page number reads as the first, as Django's paginator would."""
+    """The page asked for; anything but a page number reads as the first, as Django's paginator would. A page
+    number above MAX_PAGE, however many digits it has, is past the end (404), as is any past the last page."""
     raw = request.GET.get("page", "")
-    return int(raw) if raw.isascii() and raw.isdigit() and 0 < int(raw) <= directory.MAX_PAGE else 1
+    if not (raw.isascii() and raw.isdigit()):
+        return 1
+    value = ascii_int(raw, max_digits=len(str(directory.MAX_PAGE)))
+    if value is None or value > directory.MAX_PAGE:
+        raise Http404(f"Page {raw[:20]}{'...' if len(raw) > 20 else ''} is past the end.")
+    return value or 1
 
 
 def search(request, **fixed):

@@ -13,6 +13,7 @@ from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Alert, AlertRule
 from platform_app.services.automation import alerts as services
+from platform_app.services.automation.secret_urls import channels_masked
 
 
 class AlertSerializer(serializers.ModelSerializer):
@@ -34,6 +35,13 @@ class AlertRuleSerializer(serializers.ModelSerializer):
         model = AlertRule
         fields = ("id", "name", "metric", "threshold", "window_minutes", "channels", "state", "last_value",
                   "last_evaluated_at", "open_alert", "created_at")
+
+    def to_representation(self, instance):
+        """Webhook URLs whole only with `reveal_secrets` in the context (callers holding `admin`), else masked."""
+        data = super().to_representation(instance)
+        if not self.context.get("reveal_secrets"):
+            data["channels"] = channels_masked(data["channels"])
+        return data
 
     @extend_schema_field(AlertSerializer(allow_null=True))
     def get_open_alert(self, obj):
@@ -71,7 +79,8 @@ class AlertRuleInput(InputSerializer):
 class AlertRuleListView(PlatformView):
     @endpoint(scope="read", response=AlertRuleSerializer(many=True), summary="Alert rules of a project")
     def get(self, request, org_id, project_id):
-        return cursor_page(request, services.alert_rules_list(project=self.project(project_id)), AlertRuleSerializer)
+        return cursor_page(request, services.alert_rules_list(project=self.project(project_id)), AlertRuleSerializer,
+                           context={"request": request, "reveal_secrets": self.holds("admin")})
 
     @endpoint(scope="admin", status=201, request=AlertRuleInput, response=AlertRuleCreatedSerializer,
               summary="Add an alert rule (its webhook secret is shown once)")
@@ -81,7 +90,7 @@ class AlertRuleListView(PlatformView):
                                                   threshold=v["threshold"], window_minutes=v["window_minutes"],
                                                   channels=v["channels"])
         rule.secret = secret
-        return Response(AlertRuleCreatedSerializer(rule).data, status=201)
+        return Response(AlertRuleCreatedSerializer(rule, context={"reveal_secrets": True}).data, status=201)
 
 
 class AlertRuleDetailView(PlatformView):

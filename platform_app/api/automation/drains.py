@@ -7,12 +7,17 @@ from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import LogDrain
 from platform_app.services.automation import drains as services
+from platform_app.services.automation.secret_urls import url_masked
 
 SOURCE = field_with_schema({"type": "string", "enum": list(services.SOURCES)})
 FORMAT = field_with_schema({"type": "string", "enum": ["json", "ndjson"]})
 
 
 class LogDrainSerializer(serializers.ModelSerializer):
+    """`url` whole only with `reveal_secrets` in the context (callers holding `admin`), else masked."""
+
+    url = serializers.CharField(help_text="Whole for callers holding `admin`; for others its credentials (userinfo, "
+                                          "query values, key-like path segments) read ****.")
     format = FORMAT(read_only=True)
     status = serializers.CharField(read_only=True, help_text="`active`, or `paused` after repeated failures "
                                                              "(`lastError` says why; a delivered test resumes it)")
@@ -21,6 +26,12 @@ class LogDrainSerializer(serializers.ModelSerializer):
         model = LogDrain
         fields = ("id", "url", "format", "sources", "environments", "sampling_rate", "status", "last_delivery_at",
                   "last_error", "failures", "created_at")
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not self.context.get("reveal_secrets"):
+            data["url"] = url_masked(data["url"])
+        return data
 
 
 class LogDrainCreatedSerializer(LogDrainSerializer):
@@ -47,7 +58,8 @@ DrainTestSerializer = inline_serializer("LogDrainTestResult", {
 class LogDrainListView(PlatformView):
     @endpoint(scope="read", response=LogDrainSerializer(many=True), summary="Log drains of a project")
     def get(self, request, org_id, project_id):
-        return cursor_page(request, services.drains_list(project=self.project(project_id)), LogDrainSerializer)
+        return cursor_page(request, services.drains_list(project=self.project(project_id)), LogDrainSerializer,
+                           context={"request": request, "reveal_secrets": self.holds("admin")})
 
     @endpoint(scope="admin", status=201, request=LogDrainInput, response=LogDrainCreatedSerializer,
               summary="Add a log drain (its secret is shown once)",
@@ -58,7 +70,7 @@ class LogDrainListView(PlatformView):
                                               sources=v["sources"], environments=v["environments"],
                                               sampling_rate=v["sampling_rate"])
         drain.secret = secret
-        return Response(LogDrainCreatedSerializer(drain).data, status=201)
+        return Response(LogDrainCreatedSerializer(drain, context={"reveal_secrets": True}).data, status=201)
 
 
 class LogDrainDetailView(PlatformView):

@@ -1,17 +1,22 @@
 """Deployments: trigger, list, get, events, cancel, live log stream (SSE)."""
+from functools import partial
+
+from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.errors import Unauthenticated, ValidationFailed
-from config.inputs import InputSerializer, validated
+from config.errors import ValidationFailed
+from config.inputs import InputSerializer, ascii_int, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, idempotency_key
+from platform_app.authentication import StreamTokenAuthentication, request_credential
 from platform_app.models import Deployment, DeploymentEvent
 from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.listings import deployment_list_context
 from platform_app.services.deployments.log_stream import log_stream_open
+from platform_app.services.identity.stream_tokens import stream_access_lost
 from platform_app.services.projects.addresses import deployment_url
 from platform_app.services.deployments.selectors import deployments_of
 
@@ -122,48 +127,45 @@ class DeploymentCancelView(PlatformView):
         return Response(DeploymentSerializer(deployment).data, status=201)
 
 
-def _stream_user(request):
-    """EventSource cannot send headers: accept `?token=` from /v1/auth/ws-token."""
-    from platform_app.services.identity.keys import token_verify
-    from platform_app.services.identity.selectors import active_user
-
-    token = request.query_params.get("token")
-    if not token:
-        return None
-    claims = token_verify(token, audience="platform-stream")
-    user = active_user(claims["sub"])
-    if user is None:
-        raise Unauthenticated("The stream token's user is gone.")
-    return user
+def _resume_after(request) -> int:
+    """The line to resume after: `Last-Event-ID` (EventSource's reconnection) or `?lastEventId=`. Anything but
+    ASCII digits reads as 0 (from the start); a number past 64 bits names no line: 400."""
+    raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId") or "0"
+    if not (raw.isascii() and raw.isdigit()):  # "²".isdigit(), yet int("²") fails
+        return 0
+    after = ascii_int(raw, max_digits=18)
+    if after is None:
+        raise ValidationFailed("`Last-Event-ID` must be a line number.",
+                               details={"lastEventId": ["Must be a line number (at most 18 digits)."]})
+    return after
 
 
 class DeploymentLogStreamView(PlatformView):
+    # EventSource cannot send headers: `?token=` from /v1/auth/ws-token first, then the usual credentials. A stream
+    # token acts as its maker (scopes, workspace binding) and is checked like any credential by PlatformView.
+    authentication_classes = [StreamTokenAuthentication, *PlatformView.authentication_classes]
+
     def perform_content_negotiation(self, request, force=False):
         # EventSource asks for `Accept: text/event-stream`; the stream answers that, its errors answer JSON
         return super().perform_content_negotiation(request, force=True)
 
-    def get_permissions(self):
-        if self.request.query_params.get("token"):
-            return []
-        return super().get_permissions()
-
-    def initial(self, request, *args, **kwargs):
-        stream_user = _stream_user(request)
-        if stream_user is not None:
-            request.user = stream_user
-        super().initial(request, *args, **kwargs)
-
     @endpoint(scope="read", summary="Build and deploy logs as server-sent events",
-              response=OpenApiResponse(description="text/event-stream: `log` events (id = line number), then `end`"),
+              response=OpenApiResponse(description="text/event-stream: `log` events (id = line number), then `end`; "
+                                                   "`revoked` (data: the reason) ends it early when the credential "
+                                                   "is revoked or the caller leaves the workspace"),
               parameters=[OpenApiParameter("token", str, description="a stream token from /v1/auth/ws-token"),
                           OpenApiParameter("Last-Event-ID", str, OpenApiParameter.HEADER)])
     def get(self, request, org_id, deployment_id):
         deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
-        raw = request.headers.get("Last-Event-ID") or request.query_params.get("lastEventId") or "0"
-        after = int(raw) if raw.isascii() and raw.isdigit() else 0  # "²".isdigit(), yet int("²") fails
+        after = _resume_after(request)
+        # An open stream outlives its request: it ends when the credential is revoked or the member leaves.
+        credential, workspace_id = request_credential(request), self.workspace.pk
         # ASGI: an async body that holds no thread while open; WSGI (and the test client): driven from here
         content = log_stream_open(deployment_id=deployment.pk, after=after,
-                                  asynchronous=isinstance(request._request, ASGIRequest))
+                                  asynchronous=isinstance(request._request, ASGIRequest),
+                                  access_lost=partial(stream_access_lost, credential=credential,
+                                                      workspace_id=workspace_id),
+                                  recheck=settings.LOG_STREAM_RECHECK_SECONDS)
         response = StreamingHttpResponse(content, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"

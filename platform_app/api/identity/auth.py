@@ -1,5 +1,4 @@
 """Sign-up, sign-in, refresh, sign-out, me, sessions, stream tokens, introspection."""
-from django.conf import settings
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
@@ -7,11 +6,12 @@ from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint
+from platform_app.authentication import request_credential
 from platform_app.api.identity.serializers import (AuthResultSerializer, SessionSerializer, UserSerializer,
                                           WorkspaceWithRoleSerializer)
 from platform_app.models import AuthSession
 from platform_app.services.identity import auth as auth_services
-from platform_app.services.identity.keys import token_issue
+from platform_app.services.identity.stream_tokens import stream_token_issue
 from platform_app.services.identity.mfa import sign_in_second_factor
 from platform_app.services.teams.workspaces import workspaces_of
 from platform_app.services.identity.selectors import auth_sessions_of
@@ -169,14 +169,14 @@ class SessionRevokeAllView(PlatformView):
 
 class StreamTokenView(PlatformView):
     @endpoint(scope="read", request=None, summary="A short-lived token for EventSource log streams",
-              description="Pass it as `?token=` on `.../logs/stream`; browsers cannot set headers on EventSource.",
+              description="Pass it as `?token=` on `.../logs/stream`; browsers cannot set headers on EventSource. "
+                          "It acts with the scopes and workspace binding of the credential that made it, lives "
+                          "`expiresIn` seconds (60), and stops working when that API token or session is revoked.",
               response=inline_serializer("StreamToken", {"token": serializers.CharField(),
                                                          "expires_in": serializers.IntegerField()}))
     def post(self, request):
         actor = self.actor
-        claims = {"scopes": sorted(actor.scopes) if actor else ["admin"]}
-        if actor and actor.token is not None:
-            claims.update(tid=actor.token.pk, org=actor.token.workspace_id)
-        token, ttl = token_issue(subject=str(request.user.pk), audience="platform-stream",
-                                 ttl_seconds=settings.JWT_STREAM_TTL_SECONDS, **claims)
+        token, ttl = stream_token_issue(user=request.user, scopes=actor.scopes if actor else {"admin"},
+                                        credential=request_credential(request),
+                                        workspace_id=actor.workspace_id if actor else None)
         return Response({"token": token, "expires_in": ttl})

@@ -5,9 +5,16 @@ from platform_app.models import ApiToken, AuthSession, User, Workspace
 
 
 class UserSerializer(serializers.ModelSerializer):
+    email_verified = serializers.SerializerMethodField(
+        help_text="Whether the address was proved (a link sent to it, or a provider vouching for it); until then "
+                  "invitations to it are withheld.")
+
     class Meta:
         model = User
-        fields = ("id", "email", "name", "date_joined")
+        fields = ("id", "email", "name", "date_joined", "email_verified")
+
+    def get_email_verified(self, obj) -> bool:
+        return obj.email_verified_at is not None
 
 
 class WorkspaceSerializer(serializers.ModelSerializer):

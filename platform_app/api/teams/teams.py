@@ -141,7 +141,8 @@ class WorkspaceInvitationListView(PlatformView):
 
 class MyInvitationListView(PlatformView):
     @endpoint(scope="read", response=InvitationSerializer(many=True),
-              summary="Pending invitations addressed to your email")
+              summary="Pending invitations addressed to your email",
+              description="403 `email_unverified` until your address is verified (POST /v1/auth/email/verification).")
     def get(self, request):
         return cursor_page(request, invitation_services.invitations_for_user(request.user), InvitationSerializer)
 
@@ -155,7 +156,8 @@ class InvitationDetailView(PlatformView):
 
 class InvitationAcceptView(PlatformView):
     @endpoint(scope="read", status=201, response=AcceptedSerializer, summary="Accept: join the workspace",
-              description="The signed-in user's email must be the invited one (404 otherwise). "
+              description="The signed-in user's email must be the invited one (404 otherwise) and verified "
+                          "(403 `email_unverified`). "
                           "A used or declined invitation is 409 `invitation_used`, an expired one 409 "
                           "`invitation_expired`.")
     def post(self, request, token):

@@ -1,6 +1,7 @@
 """Create (or refresh) the demo account and workspace that `make run` prints."""
 from django.conf import settings
 from django.core.management.base import BaseCommand
+from django.utils import timezone
 
 from config.demo import demo_loaders
 
@@ -19,7 +20,10 @@ class Command(BaseCommand):
         signing_key()  # generate the development JWT key before web and worker start
         user = User.objects.filter(email=DEMO_EMAIL).first()
         if user is None:
-            user = User.objects.create_superuser(email=DEMO_EMAIL, password=DEMO_PASSWORD, name="Demo User")
+            user = User.objects.create_superuser(email=DEMO_EMAIL, password=DEMO_PASSWORD, name="Demo User",
+                                                 email_verified_at=timezone.now())  # a made-up address: no link
+        elif user.email_verified_at is None:  # a demo database from before email verification
+            User.objects.filter(pk=user.pk).update(email_verified_at=timezone.now())
         workspace = Workspace.objects.filter(slug="demo").first()
         if workspace is None:
             workspace = workspace_create(user=user, name="Demo", slug="demo")

@@ -77,15 +77,26 @@ def _log_event(seq: int, text: str) -> bytes:
 # Streams --------------------------------------------------------------------------------------------------
 
 async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float = 0.5, heartbeat: float = 15.0,
-                            max_seconds: float = 3600.0, run: RunSync = run_in_pool) -> AsyncIterator[bytes]:
-    """Replay stored lines after `after`, follow new ones, end with an `end` event carrying the status."""
+                            max_seconds: float = 3600.0, run: RunSync = run_in_pool,
+                            access_lost: Callable[[], str | None] | None = None,
+                            recheck: float = 30.0) -> AsyncIterator[bytes]:
+    """Replay stored lines after `after`, follow new ones, end with an `end` event carrying the status.
+
+    `access_lost` (a database read, run like the others every `recheck` seconds) says why the reader may no longer
+    read, if so: the stream then ends with a `revoked` event carrying that reason, whatever the build does."""
     hub = channel_hub()
     sub = await hub.subscribe(log_channel(deployment_id)) if hub else None
     try:
-        started = idle_since = time.monotonic()
+        started = idle_since = checked = time.monotonic()
         last = after
         yield b": stream open\n\n"
         while time.monotonic() - started < max_seconds:
+            if access_lost is not None and time.monotonic() - checked >= recheck:
+                checked = time.monotonic()
+                reason = await run(access_lost)
+                if reason:
+                    yield f"event: revoked\ndata: {reason}\n\n".encode()
+                    return
             key = ("log", deployment_id, last, sub.generation if sub else None)
             status, lines = await shared_read(key, partial(run, partial(_log_after, deployment_id, last)))
             for seq, event in lines:

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from config.errors import Conflict, Unauthenticated, ValidationFailed
 from platform_app.models import AuthSession, RefreshToken
+from platform_app.services.identity.email_verification import email_verification_mail
 from platform_app.services.identity.keys import sha256_hex, token_issue
 from platform_app.services.identity.throttle import Admission, Limit, address_key, attempt_admit, attempt_succeeded
 
@@ -57,9 +58,11 @@ def user_sign_up(*, email: str, password: str, name: str = "") -> "User":
         raise Conflict("An account with this email already exists.", code="email_taken")
     try:
         with transaction.atomic():
-            return User.objects.create_user(email=email, password=password, name=name)
+            user = User.objects.create_user(email=email, password=password, name=name)
     except IntegrityError:  # a concurrent sign-up with the same email
         raise Conflict("An account with this email already exists.", code="email_taken")
+    email_verification_mail(user)  # the account works at once; invitations to the address wait for the link
+    return user
 
 
 # Brute force -----------------------------------------------------------------

@@ -9,6 +9,7 @@ from django.db import transaction
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from config.errors import NotFound, Unauthenticated, ValidationFailed
+from config.inputs import ascii_int
 from platform_app.services.identity.throttle import Admission, Limit, address_key, attempt_admit, attempt_succeeded
 
 
@@ -17,8 +18,8 @@ def factors_confirmed(user):
 
 
 def factor_get(*, user, factor_id) -> TOTPDevice:
-    raw = str(factor_id).removeprefix("totp_")
-    device = TOTPDevice.objects.filter(user=user, pk=int(raw)).first() if raw.isdigit() else None
+    pk = ascii_int(str(factor_id).removeprefix("totp_"), max_digits=18)  # a 64-bit id, or no factor at all
+    device = TOTPDevice.objects.filter(user=user, pk=pk).first() if pk is not None and pk >= 0 else None
     if device is None:
         raise NotFound("No such MFA factor.")
     return device

@@ -76,18 +76,30 @@ def api_tokens_revoke_for_member(*, user, workspace, actor, ip: str = "") -> int
     return count
 
 
-def api_token_authenticate(raw: str) -> ApiToken:
-    """The live token for a bearer value, or 401 (unknown, revoked, expired)."""
-    token = ApiToken.objects.select_related("user", "workspace").filter(token_hash=sha256_hex(raw)).first()
+def _api_token_live(token: ApiToken | None, now) -> ApiToken:
     if token is None:
         raise Unauthenticated("The API token is not valid.", code="unauthenticated")
     if token.revoked_at is not None:
         raise Unauthenticated("The API token has been revoked.", code="token_revoked")
-    now = timezone.now()
     if token.expires_at is not None and token.expires_at <= now:
         raise Unauthenticated("The API token has expired.", code="token_expired")
     if not token.user.is_active:
         raise Unauthenticated("The account is disabled.", code="token_revoked")
+    return token
+
+
+def api_token_active(*, token_id: str) -> ApiToken:
+    """The token by id while it is live, or 401: what depends on a token (a stream token, an open stream) asks
+    again with this."""
+    token = ApiToken.objects.select_related("user", "workspace").filter(pk=token_id).first()
+    return _api_token_live(token, timezone.now())
+
+
+def api_token_authenticate(raw: str) -> ApiToken:
+    """The live token for a bearer value, or 401 (unknown, revoked, expired)."""
+    now = timezone.now()
+    token = _api_token_live(
+        ApiToken.objects.select_related("user", "workspace").filter(token_hash=sha256_hex(raw)).first(), now)
     if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)  # throttled: one write a minute
     return token

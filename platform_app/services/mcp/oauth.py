@@ -167,7 +167,17 @@ def token_refresh(*, refresh_token: str, client_id: str) -> dict:
 
 def mcp_token_authenticate(raw: str) -> McpToken:
     """The token an `Authorization: Bearer mcpa_...` names, if it is valid now."""
-    token = (McpToken.objects.select_related("user").filter(access_hash=sha256_hex(raw or "")).first())
+    token = _live(McpToken.objects.select_related("user").filter(access_hash=sha256_hex(raw or "")).first())
+    McpToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+    return token
+
+
+def mcp_token_active(*, token_id: str) -> McpToken:
+    """The token by id while it is valid, or 401: what depends on it (a stream token, an open stream) asks again."""
+    return _live(McpToken.objects.select_related("user").filter(pk=token_id).first())
+
+
+def _live(token: McpToken | None) -> McpToken:
     if token is None:
         raise Unauthenticated("Unknown MCP access token.", code="invalid_token")
     if token.revoked_at is not None:
@@ -176,5 +186,4 @@ def mcp_token_authenticate(raw: str) -> McpToken:
         raise Unauthenticated("The MCP access token expired; refresh it.", code="token_expired")
     if not token.user.is_active:
         raise Unauthenticated("The account is disabled.", code="token_revoked")
-    McpToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
     return token

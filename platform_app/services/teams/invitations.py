@@ -2,7 +2,8 @@
 
 The token is 32 random bytes (URL-safe); only its SHA-256 is stored. An invitation is
 usable once, for INVITATION_TTL_DAYS. Accepting needs a signed-in user whose email is
-the invited address: anyone else gets 404, so a leaked link tells nothing.
+the invited address, verified (services/identity/email_verification.py; 403 `email_unverified` before that):
+anyone else gets 404, so a leaked link tells nothing.
 """
 import secrets
 from datetime import timedelta
@@ -17,6 +18,7 @@ from config.ids import new_id
 from platform_app.choices import Role
 from platform_app.models import Invitation, Membership
 from platform_app.services.teams.audit import audit_record
+from platform_app.services.identity.email_verification import email_verified_require
 from platform_app.services.identity.keys import sha256_hex
 
 
@@ -70,12 +72,15 @@ def invitation_by_token(raw_token: str) -> Invitation:
 
 
 def invitations_for_user(user):
-    """Pending, unexpired invitations addressed to the user's email."""
+    """Pending, unexpired invitations addressed to the user's email; 403 `email_unverified` until the account
+    has verified that address (registering an address first proves nothing)."""
+    email_verified_require(user)
     return Invitation.objects.select_related("workspace", "invited_by").filter(
         email__iexact=user.email, status=Invitation.Status.PENDING, expires_at__gt=timezone.now())
 
 
 def _usable_by(raw_token: str, user) -> Invitation:
+    email_verified_require(user)  # before the lookup: an unverified account learns nothing about the link
     invitation = invitation_by_token(raw_token)
     invitation = Invitation.objects.select_for_update().select_related("workspace").get(pk=invitation.pk)
     if invitation.email.lower() != (user.email or "").lower():

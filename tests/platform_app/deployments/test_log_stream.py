@@ -63,11 +63,9 @@ def test_resume_after_last_event_id_replays_only_the_later_lines(alice_client, d
 
 def test_browser_event_source_accept_header_is_served(alice, api, as_user, charlie, deployment):
     """EventSource sends `Accept: text/event-stream`: the stream answers it; errors still answer JSON."""
-    from platform_app.services.identity.keys import token_issue
-
     append(deployment, 1, 2)
     Deployment.objects.filter(pk=deployment.pk).update(status="error")
-    token, _ = token_issue(subject=str(alice.pk), audience="platform-stream", ttl_seconds=60, scopes=["read"])
+    token = as_user(alice).post("/v1/auth/ws-token").json()["token"]
     resp = api.get(URL.format(deployment.pk) + f"?token={token}", HTTP_ACCEPT="text/event-stream")
     assert resp.status_code == 200 and resp["Content-Type"] == "text/event-stream"
     assert events(b"".join(resp.streaming_content).decode())[-1] == ("", "end", "error")

@@ -137,3 +137,30 @@ def test_git_a_oauth_sign_in(api, httpserver, settings):
     form = parse_qs(httpserver.log[0][0].get_data(as_text=True))
     assert form["client_id"] == ["gh-client"] and form["code"] == ["abc"]
     assert LinkedIdentity.objects.get().subject == "42"
+
+
+# Email verification: the provider's word counts only when it says verified -------------------------------
+
+def test_a_provider_that_asserts_a_verified_email_makes_a_verified_account(api, idp):
+    state, _ = start(api, idp)
+    resp = api.get("/v1/auth/idp/callback", {"code": "c", "state": state})
+    assert resp.status_code == 200 and resp.json()["user"]["emailVerified"] is True
+    assert User.objects.get().email_verified_at is not None
+
+
+def test_an_unverified_provider_email_makes_an_unverified_account(api, idp):
+    idp.claims = {"email_verified": False}
+    state, _ = start(api, idp)
+    resp = api.get("/v1/auth/idp/callback", {"code": "c", "state": state})
+    assert resp.status_code == 200 and resp.json()["user"]["emailVerified"] is False
+    assert User.objects.get().email_verified_at is None
+
+
+def test_a_verified_provider_email_never_joins_an_account_whose_address_is_unverified(api, idp):
+    """Whoever registered the address first with a password has proved nothing: joining the provider identity to
+    that account would hand its owner's sign-ins to them."""
+    squatter = UserFactory(email="ada@example.com", email_verified_at=None)
+    state, _ = start(api, idp)
+    resp = api.get("/v1/auth/idp/callback", {"code": "c", "state": state})
+    assert resp.status_code == 409 and resp.json()["code"] == "account_unverified"
+    assert LinkedIdentity.objects.count() == 0 and AuthSession.objects.filter(user=squatter).count() == 0

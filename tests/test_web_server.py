@@ -1,0 +1,117 @@
+"""The production web server's own settings (config/gunicorn.py) as gunicorn and its uvicorn workers apply them:
+which forwarded headers are believed, what the access log keeps, and where `make run` listens."""
+import asyncio
+import logging
+import runpy
+import subprocess
+from pathlib import Path
+
+import pytest
+from gunicorn.config import Config as GunicornConfig
+from uvicorn.config import Config as UvicornConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER_VARIABLES = ("FORWARDED_ALLOW_IPS", "TRUSTED_PROXY_COUNT", "WEB_BIND", "WEB_PORT")
+
+
+def gunicorn_config(monkeypatch, tmp_path=None, **environ) -> GunicornConfig:
+    """config/gunicorn.py read under `environ`, into a gunicorn Config as `gunicorn -c` builds it."""
+    for name in SERVER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, str(value))
+    values = runpy.run_path(str(ROOT / "config" / "gunicorn.py"))
+    cfg = GunicornConfig()
+    for name, value in values.items():
+        if name in cfg.settings and not name.startswith("_"):
+            cfg.set(name, value)
+    if tmp_path is not None:
+        cfg.set("accesslog", str(tmp_path / "access.log"))
+        cfg.set("errorlog", str(tmp_path / "error.log"))
+    return cfg
+
+
+def client_seen(cfg: GunicornConfig, *, peer: str, forwarded: str) -> str:
+    """The client address the application sees when `peer` connects with `X-Forwarded-For: forwarded`, through
+    the middleware uvicorn wraps the application in, configured as uvicorn_worker configures it."""
+    seen = {}
+
+    async def app(scope, receive, send):
+        seen["client"] = scope["client"][0]
+
+    config = UvicornConfig(app=app, forwarded_allow_ips=cfg.forwarded_allow_ips, log_config=None)
+    config.load()
+    scope = {"type": "http", "client": (peer, 40000), "headers": [(b"x-forwarded-for", forwarded.encode())],
+             "scheme": "http", "method": "GET", "path": "/", "query_string": b""}
+    asyncio.run(config.loaded_app(scope, None, None))
+    return seen["client"]
+
+
+def test_by_default_no_peer_is_believed_not_even_loopback(monkeypatch):
+    cfg = gunicorn_config(monkeypatch)
+    assert client_seen(cfg, peer="127.0.0.1", forwarded="203.0.113.9") == "127.0.0.1"
+    assert client_seen(cfg, peer="::1", forwarded="203.0.113.9") == "::1"
+    assert client_seen(cfg, peer="10.0.0.2", forwarded="203.0.113.9") == "10.0.0.2"
+
+
+def test_forwarded_allow_ips_alone_trusts_nothing(monkeypatch):
+    """Django ignores X-Forwarded-For without TRUSTED_PROXY_COUNT: the server must agree with it."""
+    cfg = gunicorn_config(monkeypatch, FORWARDED_ALLOW_IPS="127.0.0.1")
+    assert client_seen(cfg, peer="127.0.0.1", forwarded="203.0.113.9") == "127.0.0.1"
+
+
+def test_behind_a_named_proxy_only_that_proxy_is_believed(monkeypatch):
+    cfg = gunicorn_config(monkeypatch, TRUSTED_PROXY_COUNT=1, FORWARDED_ALLOW_IPS="10.0.0.2")
+    assert client_seen(cfg, peer="10.0.0.2", forwarded="6.6.6.6, 203.0.113.9") == "203.0.113.9"
+    assert client_seen(cfg, peer="127.0.0.1", forwarded="203.0.113.9") == "127.0.0.1"
+
+
+STREAM_TOKEN = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ1c3JfMSJ9.c2lnbmF0dXJl"
+HOOK_SECRET = "dh_Zq1XyHookSecretValue0123456789abcdef"
+
+
+def test_the_access_log_keeps_tokens_and_hook_secrets_out(monkeypatch, tmp_path):
+    """What uvicorn writes for a request, through the handlers gunicorn's logger class gives it."""
+    cfg = gunicorn_config(monkeypatch, tmp_path)
+    log = cfg.logger_class(cfg)
+    access = logging.getLogger("uvicorn.access")
+    saved = access.handlers, access.propagate, access.level
+    access.handlers, access.propagate = log.access_log.handlers, False
+    access.setLevel(logging.INFO)
+    try:
+        for path in (f"/v1/orgs/acme/deployments/dpl_1/logs/stream?lastEventId=7&token={STREAM_TOKEN}",
+                     f"/v1/hooks/deploy/{HOOK_SECRET}",
+                     "/v1/invitations/inv-secret-token-AbC123/accept",
+                     "/verify-email/?token=verify-secret-XyZ",
+                     "/v1/auth/git-a/callback?code=oauth-code-123&state=st4te"):
+            access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:40000", "GET", path, "1.1", 200)
+    finally:
+        access.handlers, access.propagate = saved[0], saved[1]
+        access.setLevel(saved[2])
+        for handler in log.access_log.handlers:
+            handler.flush()
+    text = (tmp_path / "access.log").read_text()
+    for secret in (STREAM_TOKEN, HOOK_SECRET, "inv-secret-token-AbC123", "verify-secret-XyZ", "oauth-code-123"):
+        assert secret not in text
+    assert "/logs/stream?lastEventId=7&token=[redacted]" in text  # what is no secret stays readable
+    assert '"GET /v1/hooks/deploy/[redacted] HTTP/1.1" 200' in text
+    assert "/v1/invitations/[redacted]/accept" in text
+
+
+def make_run(*variables: str) -> str:
+    """The command `make run` would start honcho with (make -n prints it without running anything)."""
+    done = subprocess.run(["make", "-n", "run", *variables], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return next(line for line in done.stdout.splitlines() if "honcho start" in line)
+
+
+def test_make_run_listens_on_loopback_unless_told_otherwise():
+    assert "WEB_BIND=127.0.0.1:8000" in make_run()
+    assert "WEB_BIND=127.0.0.1:9000" in make_run("PORT=9000")
+    assert "WEB_BIND=0.0.0.0:8000" in make_run("HOST=0.0.0.0")
+
+
+@pytest.mark.parametrize("bind, expected", [("127.0.0.1:8000", ["127.0.0.1:8000"]), ("", ["0.0.0.0:8000"])])
+def test_the_server_binds_what_web_bind_says(monkeypatch, bind, expected):
+    environ = {"WEB_BIND": bind} if bind else {}
+    assert gunicorn_config(monkeypatch, **environ).bind == expected
