@@ -6,6 +6,7 @@ import json
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -63,17 +64,100 @@ class Search:
     @cached_property
     def queryset(self):
         """Built only when a search reads the database (a kept page does not)."""
-        qs = active()
-        for name, value in self.key:
-            if name == "q":
-                # UPPER(col) LIKE '%Q%': the trigram indexes of migration 0003 on PostgreSQL
-                qs = qs.filter(Q(name__icontains=value) | Q(city__icontains=value) | Q(operator__icontains=value)
-                               | Q(slug__icontains=value))
-            else:
-                # UPPER(col) = UPPER(value) on PostgreSQL: served by the facility_<field>_search indexes
-                qs = qs.filter(**{LOOKUPS[name]: value})
-        # outlines and raw tags are only shown on a facility's own page: lists do not load them
-        return qs.defer("outline", "tags").order_by("-floor_area_m2", "slug")
+        return filtered(self.key)
+
+
+def filtered(key: tuple):
+    """Active facilities narrowed by a search's applied filters, in the search order."""
+    qs = active()
+    for name, value in key:
+        if name == "q":
+            # UPPER(col) LIKE '%Q%': the trigram indexes of migration 0003 on PostgreSQL
+            qs = qs.filter(Q(name__icontains=value) | Q(city__icontains=value) | Q(operator__icontains=value)
+                           | Q(slug__icontains=value))
+        else:
+            # UPPER(col) = UPPER(value) on PostgreSQL: served by the facility_<field>_search indexes
+            qs = qs.filter(**{LOOKUPS[name]: value})
+    return qs.order_by("-floor_area_m2", "slug")
+
+
+class FacilityRow(NamedTuple):
+    """A facility as list and search pages show it (the API's rows, the HTML rows): a plain row rather than a
+    model instance, a third of the memory and none of the construction (outline and tags are never loaded)."""
+
+    slug: str
+    name: str
+    osm_type: str
+    osm_id: int
+    type_code: str
+    operator: str
+    city: str
+    region: str
+    country: str
+    floor_area_m2: float
+    lat: float
+    lon: float
+    status: str
+
+
+def facility_rows(queryset) -> list[FacilityRow]:
+    return [FacilityRow(*row) for row in queryset.values_list(*FacilityRow._fields)]
+
+
+class SearchStatements:
+    """The SQL of one filter shape (which filters, not their values), compiled by the ORM once per process and
+    then run with the values bound: a search nobody asked before costs what a kept one costs to plan, not a
+    queryset built, cloned and compiled three times (docs/performance.md, "First-time searches").
+
+    The shape's queryset is compiled with a stand-in per value; its parameters say where each value goes."""
+
+    def __init__(self, names: tuple):
+        stand_ins = tuple(-1e9 - i if name in ("min_area", "max_area") else f"\x00{i}"
+                          for i, name in enumerate(names))
+        qs = filtered(tuple(zip(names, stand_ins)))
+        select, params = qs.values_list(*FacilityRow._fields).query.sql_with_params()
+        where, where_params = qs.order_by().values("pk").query.sql_with_params()
+        assert params == where_params, "one WHERE for the page and the count"
+        slots = {value: i for i, value in enumerate(stand_ins)}
+        self.bind = tuple((slots[p], None) if p in slots else (None, p) for p in params)
+        self.page_sql = f"{select} LIMIT %s OFFSET %s"
+        self.estimate_sql = f"EXPLAIN (FORMAT JSON) {where}"
+        self.count_sql = f"SELECT COUNT(*) FROM ({where} LIMIT %s) AS matches"
+
+    def params(self, values: tuple) -> list:
+        return [values[slot] if slot is not None else fixed for slot, fixed in self.bind]
+
+    def rows(self, values: tuple, offset: int, limit: int) -> list[FacilityRow]:
+        with connection.cursor() as cursor:
+            cursor.execute(self.page_sql, [*self.params(values), limit, offset])
+            return [FacilityRow(*row) for row in cursor.fetchall()]
+
+    def count(self, values: tuple) -> tuple[int, bool]:
+        """As `_count`: the planner's estimate past the exact-count limit, else the matches up to limit + 1."""
+        limit = settings.WAREHOUSE_SEARCH_EXACT_COUNT
+        with connection.cursor() as cursor:
+            cursor.execute(self.estimate_sql, self.params(values))
+            estimate = _plan_rows(cursor.fetchone()[0])
+            if estimate > limit:
+                return estimate, True
+            cursor.execute(self.count_sql, [*self.params(values), limit + 1])
+            counted = cursor.fetchone()[0]
+        return counted, counted > limit
+
+    @classmethod
+    def of(cls, names: tuple) -> "SearchStatements":
+        found = _statements.get(names)
+        if found is None:  # at most one per combination of the seven field filters
+            found = _statements[names] = cls(names)
+        return found
+
+
+_statements: dict[tuple, SearchStatements] = {}
+
+
+def _plan_rows(plan) -> int:
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return int(plan[0]["Plan"]["Plan Rows"])
 
 
 def _search(params) -> Search:
@@ -136,8 +220,7 @@ class Page:
 
 def facilities_estimate(*, queryset) -> int:
     """The planner's row estimate for a queryset (PostgreSQL's EXPLAIN: planning only, nothing is read)."""
-    plan = json.loads(queryset.order_by().values("pk").explain(format="json"))
-    return int(plan[0]["Plan"]["Plan Rows"])
+    return _plan_rows(queryset.order_by().values("pk").explain(format="json"))
 
 
 def facilities_count(*, queryset, key: tuple | None = None) -> tuple[int, bool]:
@@ -192,14 +275,15 @@ def _text_page(queryset, *, page: int, page_size: int, key: tuple | None = None)
         ids = matches[offset:offset + page_size]
         if not ids and page > 1:
             raise NotFound(f"Page {page} is past the end ({math.ceil(len(matches) / page_size)} pages).")
-        rows = {row.pk: row for row in queryset.filter(pk__in=ids)} if ids else {}
+        rows = ({row[0]: FacilityRow(*row[1:]) for row in
+                 queryset.filter(pk__in=ids).values_list("pk", *FacilityRow._fields)} if ids else {})
         return Page([rows[pk] for pk in ids if pk in rows], len(matches), False, page, page_size)
     count = max(facilities_estimate(queryset=queryset), len(matches))
     if offset + page_size <= len(matches):  # the true top (offset + page_size) all reach this floor area
         queryset = queryset.filter(floor_area_m2__gte=matches[offset + page_size - 1][1])
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_indexscan = off")
-        rows = list(queryset[offset:offset + page_size])
+        rows = facility_rows(queryset[offset:offset + page_size])
         cursor.execute("SET LOCAL enable_indexscan = DEFAULT")  # inside a caller's transaction too
     if not rows:
         raise NotFound(f"Page {page} is past the end (about {math.ceil(count / page_size)} pages).")
@@ -212,26 +296,40 @@ def facilities_page(*, queryset, page: int, page_size: int, text_search: bool = 
     count, so small results cost one query. `key` names a search whose count and text matches may be kept."""
     if text_search and connection.vendor == "postgresql":
         return _text_page(queryset, page=page, page_size=page_size, key=key)
+    return _paged(lambda offset, limit: facility_rows(queryset[offset:offset + limit]),
+                  lambda: facilities_count(queryset=queryset, key=key), page=page, page_size=page_size)
+
+
+def _paged(rows_at, count, *, page: int, page_size: int) -> Page:
     offset = (page - 1) * page_size
-    rows = list(queryset[offset:offset + page_size])
+    rows = rows_at(offset, page_size)
     if len(rows) < page_size and (rows or page == 1):
         return Page(rows, offset + len(rows), False, page, page_size)
-    count, estimate = facilities_count(queryset=queryset, key=key)
+    total, estimate = count()
     if not rows:
-        pages = math.ceil(count / page_size)
+        pages = math.ceil(total / page_size)
         raise NotFound(f"Page {page} is past the end ({'about ' if estimate else ''}{pages} pages).")
-    return Page(rows, count, estimate, page, page_size)
+    return Page(rows, total, estimate, page, page_size)
+
+
+def _search_page(search: Search, *, page: int, page_size: int) -> Page:
+    if search.text or connection.vendor != "postgresql":
+        return facilities_page(queryset=search.queryset, page=page, page_size=page_size, text_search=search.text,
+                               key=search.key)
+    statements = SearchStatements.of(tuple(name for name, _ in search.key))
+    values = tuple(value for _, value in search.key)
+    return _paged(lambda offset, limit: statements.rows(values, offset, limit),
+                  lambda: search_results.get_or_compute(("count", search.key), lambda: statements.count(values)),
+                  page=page, page_size=page_size)
 
 
 def facilities_search_page(*, params, page: int, page_size: int) -> tuple[Page, list]:
     """The search endpoint: (page, unapplied filters). A page is the same for everyone until the directory
     changes, so each process keeps the pages it served (`search_results`; a page past the end is not kept)."""
     search = _search(params)
-    found = search_results.get_or_compute(
-        ("page", search.key, page, page_size),
-        lambda: facilities_page(queryset=search.queryset, page=page, page_size=page_size, text_search=search.text,
-                                key=search.key),
-        size=PAGE_ROW_BYTES * page_size)
+    found = search_results.get_or_compute(("page", search.key, page, page_size),
+                                          lambda: _search_page(search, page=page, page_size=page_size),
+                                          size=PAGE_ROW_BYTES * page_size)
     return found, search.unapplied
 
 
