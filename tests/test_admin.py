@@ -22,6 +22,7 @@ from tests.platform_app.env import factories as env
 from tests.platform_app.identity import factories as identity
 from tests.platform_app.projects import factories as projects
 from tests.platform_app.providers import factories as git
+from tests.platform_app.resources import tunnel_factories as tunnels
 from tests.platform_app.teams import factories as teams
 from tests.warehouse_app import factories as wh
 from warehouse_app import models as warehouse
@@ -56,6 +57,8 @@ FACTORIES = {
     platform.CronJob: automation.CronJobFactory, platform.CronRun: automation.CronRunFactory,
     platform.LogDrain: automation.LogDrainFactory, platform.LogDrainDelivery: automation.LogDrainDeliveryFactory,
     platform.AlertRule: automation.AlertRuleFactory, platform.Alert: automation.AlertFactory,
+    platform.Tunnel: tunnels.TunnelFactory, platform.TunnelConnection: tunnels.TunnelConnectionFactory,
+    platform.TunnelRequest: tunnels.TunnelRequestFactory,
     otp.ApiKey: otp_factories.ApiKeyFactory, otp.OtpRecord: otp_factories.OtpRecordFactory,
     otp.Delivery: otp_factories.DeliveryFactory, otp.IdempotencyKey: otp_factories.IdempotencyKeyFactory,
     otp.Balance: otp_factories.BalanceFactory, otp.Charge: otp_factories.ChargeFactory,

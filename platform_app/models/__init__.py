@@ -12,3 +12,4 @@ from .throttle import *  # noqa: F401,F403  attempt counters (sign-in, MFA, prev
 from .domains import *  # noqa: F401,F403  custom domains
 from .edge import *  # noqa: F401,F403  firewall rules and events, analytics
 from .automation import *  # noqa: F401,F403  cron, log drains, alert rules
+from .tunnels import *  # noqa: F401,F403  the tunnel, its connections and relay rows

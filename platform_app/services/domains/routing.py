@@ -7,6 +7,7 @@ from django.db.models import OuterRef, Subquery
 from django.http.request import validate_host
 
 from platform_app.models import Deployment, Domain, Project
+from platform_app.services.projects.addresses import tunnel_slug
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def domain_resolve(host: str):
 
 def _platform_tls_name(name: str) -> bool:
     """The platform's own names (DOMAINS_RESERVED) and what the edge serves under DEPLOY_DOMAIN: a project's
-    `<slug>` or a deployment's `<slug>-<short id>`."""
+    `<slug>`, a deployment's `<slug>-<short id>`, a project's tunnel `<slug>-tunnel`."""
     if name in settings.DOMAINS_RESERVED:
         return True
     suffix = "." + settings.DEPLOY_DOMAIN
@@ -64,6 +65,8 @@ def _platform_tls_name(name: str) -> bool:
         return False
     if Project.objects.filter(slug=label).exists():
         return True
+    if tunnel_slug(label) is not None:
+        return Project.objects.filter(slug=tunnel_slug(label)).exists()
     slug, _, short = label.rpartition("-")
     return bool(slug and short) and Deployment.objects.filter(project__slug=slug,
                                                               pk__startswith=f"dpl_{short}").exists()

@@ -1,6 +1,7 @@
 """Projects: create from a Git repository, an image or a template; update; delete; auto-deploy status.
 
-A project slug is a DNS label unique across the platform (it names `<slug>.<DEPLOY_DOMAIN>`).
+A project slug is a DNS label unique across the platform (it names `<slug>.<DEPLOY_DOMAIN>`); it never ends in
+`-tunnel`, the label of a project's tunnel (`<slug>-tunnel.<DEPLOY_DOMAIN>`, addresses.py).
 A repository URL goes through the outbound guard (`git_urls`) and is read with `git ls-remote` before
 anything is written: a refused or unreadable URL is 400 `git_unreachable` with one generic message, and no
 project exists afterwards.
@@ -16,6 +17,7 @@ from django.utils.text import slugify
 from config.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
 from config.ids import new_id
 from platform_app.models import Project, ProjectGroup
+from platform_app.services.projects.addresses import TUNNEL_SUFFIX
 from platform_app.services.teams.audit import audit_record
 from platform_app.services.providers.git_cli import git_ls_remote
 from platform_app.services.providers.git_urls import git_remote_for_provider, git_remote_for_url, hosted_repo_path
@@ -45,12 +47,15 @@ def _slug_for(name: str, slug: str | None) -> str:
         if not DNS_LABEL.match(slug):
             raise ValidationFailed("The slug must be a DNS label: a-z, 0-9 and -, 1 to 63 characters, no leading or "
                                    "trailing -.", details={"slug": ["Not a DNS label."]})
+        if slug.endswith(TUNNEL_SUFFIX):
+            raise ValidationFailed(f"The slug cannot end in `{TUNNEL_SUFFIX}`: `<slug>{TUNNEL_SUFFIX}` is the address "
+                                   "of a project's tunnel.", details={"slug": [f"Ends in {TUNNEL_SUFFIX}."]})
         if Project.objects.filter(slug=slug).exists():
             raise Conflict("This project slug is taken.", code="slug_taken", details={"slug": ["Already in use."]})
         return slug
     base = slugify(name)[:50].strip("-") or "project"
     candidate = base
-    while Project.objects.filter(slug=candidate).exists():
+    while candidate.endswith(TUNNEL_SUFFIX) or Project.objects.filter(slug=candidate).exists():
         candidate = f"{base}-{secrets.token_hex(3)}"
     return candidate
 
