@@ -27,15 +27,18 @@ from config.ids import new_id
 from platform_app.models import Project, Tunnel, TunnelConnection, TunnelRequest
 from platform_app.services.identity.keys import sha256_hex
 from platform_app.services.projects.addresses import tunnel_slug, tunnel_url
-from platform_app.services.resources.tunnel_relay import (NoAnswer, NotConnected, frame_pack, frame_unpack,
-                                                          relay_close, relay_request)
+from platform_app.services.resources.tunnel_relay import NoAnswer  # noqa: F401 - raised through tunnel_request
+from platform_app.services.resources.tunnel_relay import (NotConnected, frame_pack, frame_unpack, relay_close,
+                                                          relay_request)
 from platform_app.services.teams.audit import audit_record
 
 TOKEN_PREFIX = "svct_"
 DEFAULT_PORT = 3000
-HOLDER = f"{socket.gethostname()}:{os.getpid()}"  # this process, as connection rows name it
 
-__all__ = ("NoAnswer", "NotConnected", "TunnelAnswer", "TunnelHost", "TunnelState")
+
+def _holder() -> str:
+    """This process, as connection rows name it (read per call: a forked worker has a pid of its own)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 @dataclass(frozen=True)
@@ -157,8 +160,8 @@ def tunnel_connection_open(*, token: str, project_ref: str = "", client_ip: str 
     """A connection of the token's tunnel held by this process (`connection.tunnel.project` loaded); the token is
     checked again under the tunnel's lock, so a stop that commits first wins."""
     tunnel = _token_tunnel(token, project_ref, lock=True)
-    connection = TunnelConnection.objects.create(id=connection_id or new_id("tcn"), tunnel=tunnel,
-                                                 token_hash=tunnel.token_hash, holder=HOLDER, client_ip=client_ip)
+    connection = TunnelConnection.objects.create(id=connection_id or new_id("tcn"), tunnel=tunnel, holder=_holder(),
+                                                 token_hash=tunnel.token_hash, client_ip=client_ip)
     connection.tunnel = tunnel
     return connection
 

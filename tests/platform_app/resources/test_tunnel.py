@@ -165,15 +165,6 @@ def test_edge_answers_503_until_a_client_is_connected(alice_client, project, set
     assert not TunnelRequest.objects.exists()
 
 
-def test_a_connection_whose_process_died_is_503_without_redis(project, settings):
-    """Seen recently, but nobody claims its requests: the edge gives up after TUNNEL_CLAIM_TIMEOUT_SECONDS."""
-    settings.REDIS_URL, settings.TUNNEL_CLAIM_TIMEOUT_SECONDS, settings.TUNNEL_POLL_SECONDS = "", 0.2, 0.02
-    TunnelConnectionFactory(tunnel=TunnelFactory(project=project))
-    assert tunnels.tunnel_state(project=project).status == "connected"
-    assert edge().status_code == 503
-    assert not TunnelRequest.objects.exists()
-
-
 def test_a_connection_not_seen_for_the_ttl_no_longer_counts(project, travel):
     TunnelConnectionFactory(tunnel=TunnelFactory(project=project))
     travel(60)

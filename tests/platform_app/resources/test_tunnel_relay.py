@@ -8,7 +8,6 @@ import http.server
 import json
 import os
 import threading
-import time
 
 import httpx
 import pytest
@@ -229,6 +228,23 @@ def test_a_client_that_does_not_answer_is_502(relay, server, alice_client, proje
         head, body = frame_unpack(ws.recv(timeout=10))
         assert (head["type"], head["method"], head["path"], body) == ("request", "GET", "/slow", b"")
     assert not TunnelRequest.objects.exists()
+
+
+def test_a_connection_whose_process_died_is_503(relay, project, settings):
+    """Seen recently, but nobody holds it: with Redis nobody receives the publish, without it nobody claims the row
+    within TUNNEL_CLAIM_TIMEOUT_SECONDS. Either way 503, and nothing is left behind."""
+    from django.test import Client
+
+    from tests.platform_app.resources.tunnel_factories import TunnelConnectionFactory, TunnelFactory
+
+    settings.TUNNEL_CLAIM_TIMEOUT_SECONDS = 0.2
+    connection = TunnelConnectionFactory(tunnel=TunnelFactory(project=project))
+    assert Client().get("/file.txt", HTTP_HOST=HOST).status_code == 503
+    assert not TunnelRequest.objects.exists()
+    if relay == "redis":
+        import redis
+
+        assert not redis.Redis.from_url(REDIS).exists(f"tunnel:inbox:{connection.pk}")
 
 
 def test_bad_tokens_are_refused_in_the_handshake(server, project, settings):
