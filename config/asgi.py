@@ -12,6 +12,9 @@ response is fully sent. Two changes to the stock handler, both measured through 
 For a long-lived async stream (server-sent events) holding the thread would keep it, and the database connection
 the view used, for as long as the client listens. This handler gives both back as soon as the view has returned an
 async streaming response.
+
+WebSocket scopes (Django has no handler for them) go by path to the ASGI callables named in
+`settings.WEBSOCKET_ROUTES` (the tunnel's `/v1/tunnel/connect`); any other path is refused with 404.
 """
 import contextvars
 import os
@@ -23,6 +26,7 @@ import django  # noqa: E402
 from asgiref.sync import ThreadSensitiveContext, sync_to_async  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.db import connections  # noqa: E402
+from django.utils.module_loading import import_string  # noqa: E402
 
 
 IDLE_REQUEST_THREADS = 32  # idle threads kept per process; beyond that a returned thread ends
@@ -74,6 +78,8 @@ class Handler(ASGIHandler):
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
+        if scope["type"] == "websocket":
+            return await _websocket(scope, receive, send)
         thread = RequestThread()
         token = _request_thread.set(thread)
         try:
@@ -100,6 +106,29 @@ async def _lifespan(receive, send):
         elif message["type"] == "lifespan.shutdown":
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+_websocket_routes: dict = {}
+
+
+async def _websocket(scope, receive, send):
+    """The WebSocket route of the scope's path (WEBSOCKET_ROUTES), or a 404 in the handshake."""
+    from django.conf import settings
+
+    dotted = settings.WEBSOCKET_ROUTES.get(scope["path"])
+    if dotted is None:
+        await receive()  # websocket.connect
+        if "websocket.http.response" in scope.get("extensions", {}):
+            await send({"type": "websocket.http.response.start", "status": 404,
+                        "headers": [(b"content-type", b"application/json")]})
+            await send({"type": "websocket.http.response.body", "body": b'{"code":"not_found","message":"No '
+                        b'WebSocket route here.","details":null,"status":404}'})
+        else:
+            await send({"type": "websocket.close", "code": 1008})
+        return
+    if dotted not in _websocket_routes:
+        _websocket_routes[dotted] = import_string(dotted)
+    return await _websocket_routes[dotted](scope, receive, send)
 
 
 django.setup(set_prefix=False)

@@ -1,10 +1,12 @@
 """The edge: serves ready deployments by host name, before any other route.
 
 `<project>-<short id>.<DEPLOY_DOMAIN>` is one deployment (resolved first, full 8-character short id only),
-`<project>.<DEPLOY_DOMAIN>` the project's production deployment. The request path is normalised once
-(`services/edge/paths.py`) and that path is what the firewall, preview protection, the cache, the file lookup and a
-running instance see. Static files with their content types, `index.html` for folders, the artifact's `404.html`
-(or a plain 404), cache headers; preview deployments pass through preview protection first.
+`<project>-tunnel.<DEPLOY_DOMAIN>` the project's tunnel (a developer's machine: `tunnel_proxy`, docs/tunnel.md),
+`<component>--<project>.<DEPLOY_DOMAIN>` a component, `<project>.<DEPLOY_DOMAIN>` the project's production
+deployment. The request path is normalised once (`services/edge/paths.py`) and that path is what the firewall,
+preview protection, the cache, the file lookup and a running instance see. Static files with their content types,
+`index.html` for folders, the artifact's `404.html` (or a plain 404), cache headers; preview deployments pass
+through preview protection first.
 
 Speed: `_resolve(host)` (the database lookup; the one place a host name becomes a deployment) runs once per
 host and a few seconds, not per request: `_site` adds the project's compiled firewall rules and its analytics
@@ -14,6 +16,7 @@ rollback, domains, rule changes). Pages come from the in-process copy of the ISR
 import mimetypes
 import re
 import time
+from http.cookies import CookieError
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +34,7 @@ from platform_app.services.edge import analytics, firewall, preview
 from platform_app.services.edge.hostcache import MISSING, hosts
 from platform_app.services.edge.paths import Target, path_normalize, served_names, static_lookup
 from platform_app.services.projects.addresses import deployment_at
+from platform_app.services.resources.tunnels import NoAnswer, NotConnected, TunnelHost, tunnel_request, tunnel_resolve
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,8 @@ def _site(host: str) -> Site:
     deployment = _resolve(host)
     if not deployment:
         return Site(deployment)
+    if isinstance(deployment, TunnelHost):  # the project's firewall applies; no analytics script
+        return Site(deployment, firewall.rules_compiled(project_id=deployment.project_id))
     return Site(deployment, firewall.rules_compiled(project_id=deployment.project_id),
                 analytics.analytics_enabled(project_id=deployment.project_id))
 
@@ -77,6 +83,9 @@ def _resolve(host: str):
     deployment = deployment_at(label)  # first: no project slug may shadow a deployment's address
     if deployment is not None:
         return deployment
+    tunnel = tunnel_resolve(label)  # before project slugs: `<slug>-tunnel` is never one (a reserved ending)
+    if tunnel is not None:
+        return tunnel
     if "--" in label:  # `<component>--<project>`: a component of the project (slugs never hold "--")
         name, _, slug = label.partition("--")
         component = (Component.objects.filter(project__slug=slug, name=name, deployment__isnull=False)
@@ -186,6 +195,8 @@ class EdgeMiddleware:
             refused = firewall.firewall_enforce(request, deployment=deployment, rules=site.rules, paths=names)
             if refused is not None:
                 return refused
+        if isinstance(deployment, TunnelHost):
+            return tunnel_proxy(request, deployment)
         if isinstance(deployment, DomainRedirect):  # the project's primary domain, or the domain's redirectTo
             return HttpResponseRedirect(deployment.location(request), status=308)
         from django.contrib.auth import get_user
@@ -204,6 +215,7 @@ class EdgeMiddleware:
 
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-authorization",
                "proxy-authenticate", "host", "content-length"}
+FORWARDED_HEADERS = {"x-forwarded-host", "x-forwarded-proto", "x-forwarded-for"}  # ours replace the visitor's
 
 
 def proxy(request, deployment, *, path: str, inject: bool = False) -> HttpResponse:
@@ -232,4 +244,46 @@ def proxy(request, deployment, *, path: str, inject: bool = False) -> HttpRespon
         if key.lower() not in HOP_HEADERS and key.lower() != "content-encoding":
             response[key] = value
     response["X-Deployment-Id"] = deployment.pk
+    return response
+
+
+def tunnel_proxy(request, host: TunnelHost) -> HttpResponse:
+    """Forward the request over the project's tunnel and answer what the developer's machine answered: 503 when no
+    client is connected, 502 when the one that took the request did not answer within
+    TUNNEL_ANSWER_TIMEOUT_SECONDS, 413 for a body over TUNNEL_MAX_BODY_BYTES (docs/tunnel.md)."""
+    from config.client_ip import client_ip
+
+    limit = settings.TUNNEL_MAX_BODY_BYTES
+    declared = request.META.get("CONTENT_LENGTH") or ""
+    if declared and (not declared.isdigit() or len(declared) > 18 or int(declared) > limit):
+        return HttpResponse(f"The request body is larger than the tunnel's limit ({limit} bytes).", status=413,
+                            content_type="text/plain")
+    body = request.read(limit + 1)
+    if len(body) > limit:
+        return HttpResponse(f"The request body is larger than the tunnel's limit ({limit} bytes).", status=413,
+                            content_type="text/plain")
+    headers = [[k, v] for k, v in request.headers.items()
+               if k.lower() not in HOP_HEADERS and k.lower() not in FORWARDED_HEADERS]
+    headers += [["X-Forwarded-Host", request.META.get("HTTP_HOST", "")], ["X-Forwarded-Proto", request.scheme],
+                ["X-Forwarded-For", client_ip(request)]]
+    try:
+        answer = tunnel_request(project_id=host.project_id, method=request.method, path=request.get_full_path(),
+                                headers=headers, body=body)
+    except NotConnected:
+        return HttpResponse("Tunnel not connected.", status=503, content_type="text/plain",
+                            headers={"Cache-Control": "no-store", "Retry-After": "5"})
+    except NoAnswer:
+        return HttpResponse("The tunnel client did not answer in time.", status=502, content_type="text/plain",
+                            headers={"Cache-Control": "no-store"})
+    response = HttpResponse(answer.body, status=answer.status)
+    del response["Content-Type"]  # only the client's
+    for key, value in answer.headers:
+        name = key.lower()
+        if name == "set-cookie":
+            try:
+                response.cookies.load(value)
+            except CookieError:
+                continue  # one Python cannot read is left out
+        elif name not in HOP_HEADERS and name not in ("date", "server"):  # the platform's server sends its own
+            response[key] = f"{response[key]}, {value}" if key in response else value
     return response

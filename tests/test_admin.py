@@ -27,6 +27,7 @@ from tests.platform_app.resources import factories_buckets as buckets
 from tests.platform_app.resources import factories_graduation as graduation
 from tests.platform_app.providers import factories as git
 from tests.platform_app.resources import dedicated_dbs_fixtures as dedicated_dbs
+from tests.platform_app.resources import tunnel_factories as tunnels
 from tests.platform_app.teams import factories as teams
 from tests.warehouse_app import factories as wh
 from warehouse_app import models as warehouse
@@ -69,6 +70,8 @@ FACTORIES = {
     platform.GraduationRedemption: graduation.GraduationRedemptionFactory,
     platform.DedicatedDatabase: dedicated_dbs.DedicatedDatabaseFactory,
     platform.DedicatedDatabaseBackup: dedicated_dbs.DedicatedDatabaseBackupFactory,
+    platform.Tunnel: tunnels.TunnelFactory, platform.TunnelConnection: tunnels.TunnelConnectionFactory,
+    platform.TunnelRequest: tunnels.TunnelRequestFactory,
     otp.ApiKey: otp_factories.ApiKeyFactory, otp.OtpRecord: otp_factories.OtpRecordFactory,
     otp.Delivery: otp_factories.DeliveryFactory, otp.IdempotencyKey: otp_factories.IdempotencyKeyFactory,
     otp.Balance: otp_factories.BalanceFactory, otp.Charge: otp_factories.ChargeFactory,

@@ -234,5 +234,7 @@ CELERY_BEAT_SCHEDULE = {**IDENTITY_BEAT, **DEPLOYMENTS_BEAT, **OTP_BEAT,  # noqa
                         **DOMAINS_BEAT, **EDGE_BEAT, **AUTOMATION_BEAT,  # noqa: F405
                         **ADDONS_BEAT, **BUCKETS_BEAT, **DEDICATED_DBS_BEAT, **TUNNELS_BEAT,  # noqa: F405
                         **GRADUATION_BEAT, **BILLING_BEAT, **ORG_BEAT, **STAFF_BEAT, **MCP_BEAT}  # noqa: F405
+# WebSocket routes of config/asgi.py (path → dotted path of an ASGI callable), from the areas that have one.
+WEBSOCKET_ROUTES = {**TUNNELS_WEBSOCKETS}  # noqa: F405
 ALLOWED_HOSTS = with_edge_hosts(ALLOWED_HOSTS)  # noqa: F405
 STORAGES["artifacts"] = ARTIFACT_STORAGE  # noqa: F405

@@ -4,3 +4,4 @@ from . import resources  # noqa: F401,E402  add-ons, components, volumes
 from . import mcp  # noqa: F401,E402  the MCP endpoint's OAuth clients and tokens
 from . import buckets, graduation  # noqa: F401
 from . import dedicated_dbs  # noqa: F401
+from . import tunnels  # noqa: F401

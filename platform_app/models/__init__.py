@@ -17,3 +17,4 @@ from .mcp import *  # noqa: F401,F403  the MCP endpoint's OAuth clients, codes, 
 from .buckets import *  # noqa: F401,F403  object-storage buckets
 from .graduation import *  # noqa: F401,F403  project exports and redemptions
 from .dedicated_dbs import *  # noqa: F401,F403  dedicated databases and their backups
+from .tunnels import *  # noqa: F401,F403  the tunnel, its connections and relay rows

@@ -9,3 +9,4 @@ from . import resources  # noqa: F401
 from . import buckets  # noqa: F401
 from . import graduation  # noqa: F401
 from . import dedicated_dbs  # noqa: F401
+from . import tunnels  # noqa: F401

@@ -8,7 +8,7 @@ from django.db.models import OuterRef, Subquery
 from django.http.request import validate_host
 
 from platform_app.models import Deployment, Domain, Project
-from platform_app.services.projects.addresses import deployment_at
+from platform_app.services.projects.addresses import deployment_at, tunnel_slug
 
 PORT = re.compile(r"[0-9]{1,5}")
 
@@ -61,14 +61,17 @@ def domain_resolve(host: str):
 
 def _platform_tls_name(name: str) -> bool:
     """The platform's own names (DOMAINS_RESERVED) and what the edge serves under DEPLOY_DOMAIN: a project's
-    `<slug>` or a deployment's `<slug>-<short id>` (the full short id, as the edge requires)."""
+    `<slug>`, a deployment's `<slug>-<short id>` (the full short id, as the edge requires), a project's tunnel
+    `<slug>-tunnel`."""
     if name in settings.DOMAINS_RESERVED:
         return True
     suffix = "." + settings.DEPLOY_DOMAIN
     label = name[: -len(suffix)] if name.endswith(suffix) else ""
     if not label or "." in label:
         return False
-    return deployment_at(label) is not None or Project.objects.filter(slug=label).exists()
+    if deployment_at(label) is not None or Project.objects.filter(slug=label).exists():
+        return True
+    return tunnel_slug(label) is not None and Project.objects.filter(slug=tunnel_slug(label)).exists()
 
 
 def tls_allowed(name: str) -> bool:

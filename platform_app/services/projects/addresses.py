@@ -1,8 +1,11 @@
 """The one place that says where a project and a deployment are served.
 
 `<project>.<DEPLOY_DOMAIN>` is a project's production address (its first web component's, when it has one),
-`<project>-<short id>.<DEPLOY_DOMAIN>` one deployment's, `<component>--<project>.<DEPLOY_DOMAIN>` one component's. The scheme is `DEPLOY_SCHEME` (`http` for `make run`; `https` where the platform sits behind TLS)
-and the port `DEPLOY_PORT` (left out when it is the scheme's default)."""
+`<project>-<short id>.<DEPLOY_DOMAIN>` one deployment's, `<component>--<project>.<DEPLOY_DOMAIN>` one component's,
+`<project>-tunnel.<DEPLOY_DOMAIN>` its tunnel's (docs/tunnel.md): project slugs never end in `-tunnel` nor hold
+`--`, and a short id has 8 characters, so none of these labels is another's. The scheme is `DEPLOY_SCHEME`
+(`http` for `make run`; `https` where the platform sits behind TLS) and the port `DEPLOY_PORT` (left out when it
+is the scheme's default)."""
 import re
 
 from django.conf import settings
@@ -14,6 +17,7 @@ DEFAULT_PORTS = {"http": "80", "https": "443"}
 # (a prefix must not do, or ids could be walked one character at a time).
 SHORT_ID_LENGTH = 8
 _SHORT_ID = re.compile(rf"[a-z0-9]{{{SHORT_ID_LENGTH}}}")
+TUNNEL_SUFFIX = "-tunnel"  # `<slug>-tunnel` is the tunnel's label: reserved, no project slug may end with it
 
 
 def _origin(host: str) -> str:
@@ -50,3 +54,14 @@ def deployment_at(label: str):
         return None
     return (Deployment.objects.select_related("project").filter(project__slug=slug, pk__startswith=f"dpl_{short}")
             .order_by("created_at").first())
+
+
+def tunnel_url(project) -> str:
+    """The address the project's tunnel serves (a developer's machine through `manage.py tunnel`)."""
+    return _origin(f"{project.slug}{TUNNEL_SUFFIX}.{settings.DEPLOY_DOMAIN}")
+
+
+def tunnel_slug(label: str) -> str | None:
+    """The project slug of a tunnel label (`shop-tunnel` → `shop`), None for any other label."""
+    slug = label.removesuffix(TUNNEL_SUFFIX)
+    return slug if slug != label and slug else None

@@ -1,7 +1,8 @@
 """Projects: create from a Git repository, an image or a template; update; delete; auto-deploy status.
 
-A project slug is a DNS label unique across the platform (it names `<slug>.<DEPLOY_DOMAIN>`), and never a
-deployment's address (`<slug>-<short id>`: 409 `slug_reserved`).
+A project slug is a DNS label unique across the platform (it names `<slug>.<DEPLOY_DOMAIN>`), never a
+deployment's address (`<slug>-<short id>`: 409 `slug_reserved`), never ending in `-tunnel` (the label of a
+project's tunnel) and never holding `--` (`<component>--<slug>`): addresses.py.
 A repository URL goes through the outbound guard (`git_urls`) and is read with `git ls-remote` before
 anything is written: a refused or unreadable URL is 400 `git_unreachable` with one generic message, and no
 project exists afterwards.
@@ -17,7 +18,7 @@ from django.utils.text import slugify
 from config.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
 from config.ids import new_id
 from platform_app.models import Project, ProjectGroup
-from platform_app.services.projects.addresses import deployment_at
+from platform_app.services.projects.addresses import TUNNEL_SUFFIX, deployment_at
 from platform_app.services.teams.audit import audit_record
 from platform_app.services.providers.git_cli import git_ls_remote
 from platform_app.services.providers.git_urls import git_remote_for_provider, git_remote_for_url, hosted_repo_path
@@ -43,8 +44,10 @@ def project_get(*, workspace, project_id: str) -> Project:
 
 
 def _slug_free(slug: str) -> bool:
-    """No project has it, and it is no deployment's address (`<slug>-<short id>`, which the edge resolves first)."""
-    return not Project.objects.filter(slug=slug).exists() and deployment_at(slug) is None
+    """No project has it, it is no deployment's address (`<slug>-<short id>`, which the edge resolves first) and
+    does not end in `-tunnel`."""
+    return (not slug.endswith(TUNNEL_SUFFIX) and not Project.objects.filter(slug=slug).exists()
+            and deployment_at(slug) is None)
 
 
 def _slug_for(name: str, slug: str | None) -> str:
@@ -52,6 +55,9 @@ def _slug_for(name: str, slug: str | None) -> str:
         if not DNS_LABEL.match(slug) or "--" in slug:  # `<component>--<slug>` names a project's component
             raise ValidationFailed("The slug must be a DNS label: a-z, 0-9 and -, 1 to 63 characters, no leading or "
                                    "trailing -, no --.", details={"slug": ["Not a DNS label."]})
+        if slug.endswith(TUNNEL_SUFFIX):
+            raise ValidationFailed(f"The slug cannot end in `{TUNNEL_SUFFIX}`: `<slug>{TUNNEL_SUFFIX}` is the address "
+                                   "of a project's tunnel.", details={"slug": [f"Ends in {TUNNEL_SUFFIX}."]})
         if Project.objects.filter(slug=slug).exists():
             raise Conflict("This project slug is taken.", code="slug_taken", details={"slug": ["Already in use."]})
         if deployment_at(slug) is not None:
