@@ -1,4 +1,5 @@
 """Deployments for real: a hosted Git repository is cloned and built by the build task, the edge serves it."""
+import os
 import subprocess
 import threading
 import time
@@ -85,12 +86,13 @@ def test_unknown_branch_ends_in_error_naming_the_branch(alice_client, project, d
 
 def test_build_timeout_kills_the_process(alice_client, project, settings, django_capture_on_commit_callbacks):
     settings.BUILD_TIMEOUT_SECONDS = 2
-    project.build_command = "sleep 31.5"
+    marker = f"sleep 31.{os.getpid()}"  # this run's own: another suite on the machine may run the same test
+    project.build_command = marker
     project.save()
     trigger(alice_client, project, django_capture_on_commit_callbacks)
     deployment = Deployment.objects.get()
     assert deployment.status == "error" and "time limit" in deployment.error_message
-    assert subprocess.run(["pgrep", "-f", "sleep 31.5"], capture_output=True).returncode == 1
+    assert subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 1
 
 
 def test_cancel_of_a_queued_build_is_immediate_and_of_a_finished_one_409(alice_client, project,
