@@ -193,7 +193,7 @@ def _search(params) -> Search:
     return Search(tuple(applied), unapplied)
 
 
-PAGE_ROW_BYTES = 1500  # a facility of a list page as kept in memory (outline and tags are not loaded)
+PAGE_ROW_BYTES = 1100  # a FacilityRow as kept in memory (about 700 bytes), with its HTML row once a page shows it
 
 
 @dataclass
