@@ -17,6 +17,7 @@ from config.errors import ApplicationError, NotFound
 from config.redirects import safe_next
 from platform_app.pages.base import client_ip, form_error
 from platform_app.services.identity import auth, email_verification, mfa
+from platform_app.services.mcp import oauth
 from platform_app.services.identity.selectors import active_user, auth_session_open, auth_sessions_open
 
 MFA_STEP_SECONDS = 300  # how long a correct password waits for its code
@@ -143,6 +144,7 @@ def account(request):
         "password_form": password_form,
         "factors": [{"id": mfa.factor_id(d), "name": d.name} for d in mfa.factors_confirmed(request.user)],
         "sessions": auth_sessions_open(user=request.user),
+        "agents": oauth.mcp_grants_of(request.user),
         "email_verified": email_verification.email_is_verified(request.user),
     }, status=400 if password_form.errors else 200)
 
@@ -195,6 +197,14 @@ def email_verification_send(request):
     else:
         messages.success(request, f"A new link is on its way to {request.user.email}.")
     return redirect(safe_next(request, "/dashboard/"))
+
+
+@login_required
+@require_POST
+def agent_disconnect(request, token_id):
+    oauth.mcp_grant_revoke(user=request.user, token_id=token_id)
+    messages.success(request, "Agent disconnected: its tokens no longer work.")
+    return redirect("account")
 
 
 @login_required

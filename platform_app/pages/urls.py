@@ -15,6 +15,7 @@ urlpatterns = [
     path("dashboard/account/mfa/", identity.mfa_enrol, name="mfa-enrol"),
     path("dashboard/account/mfa/<str:factor_id>/remove", identity.mfa_remove, name="mfa-remove"),
     path("dashboard/account/sessions/<str:session_id>/revoke", identity.session_revoke, name="session-revoke"),
+    path("dashboard/account/agents/<str:token_id>/disconnect", identity.agent_disconnect, name="agent-disconnect"),
     path("dashboard/account/email/verify/", identity.email_verification_send, name="email-verification-send"),
     path("verify-email/", identity.verify_email, name="verify-email"),
     path("invitations/<str:token>", teams.invitation_page, name="invitation"),

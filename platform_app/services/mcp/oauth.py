@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import Unauthenticated
+from config.errors import NotFound, Unauthenticated
 from platform_app.models import McpAuthorizationCode, McpClient, McpToken, Workspace
 from platform_app.services.identity.keys import sha256_hex
 from platform_app.services.identity.scopes import ALL_SCOPES
@@ -163,6 +163,18 @@ def token_refresh(*, refresh_token: str, client_id: str) -> dict:
     token.revoked_at = timezone.now()
     token.save(update_fields=["revoked_at"])
     return _issue(client=client, user=token.user, workspace=token.workspace, scopes=token.scopes)[1]
+
+
+def mcp_grants_of(user) -> list[McpToken]:
+    """The MCP clients a user lets act for them now: each live token pair (its refresh token still usable)."""
+    return list(McpToken.objects.select_related("client", "workspace").filter(
+        user=user, revoked_at__isnull=True, refresh_expires_at__gt=timezone.now()).order_by("-created_at"))
+
+
+def mcp_grant_revoke(*, user, token_id: str) -> None:
+    """Disconnect a client: its access and refresh tokens stop working at once; 404 for another user's."""
+    if not McpToken.objects.filter(pk=token_id, user=user, revoked_at__isnull=True).update(revoked_at=timezone.now()):
+        raise NotFound("No such connected agent.")
 
 
 def mcp_token_authenticate(raw: str) -> McpToken:

@@ -260,3 +260,19 @@ def test_the_server_stream_opens_for_a_token_holder(agent, settings):
     resp = client.get("/v1/mcp", HTTP_ACCEPT="text/event-stream")
     assert resp.status_code == 200 and resp["Content-Type"] == "text/event-stream"
     assert b"".join(resp.streaming_content) == b": stream open\n\n"
+
+
+def test_the_account_page_lists_connected_agents_and_disconnects_one(alice, bob, workspace):
+    McpTokenFactory(user=alice, raw="mcpa_mine", scopes=["read", "deploy"], workspace=workspace,
+                    client=McpClientFactory(name="Desk agent"))
+    theirs = McpTokenFactory(user=bob, raw="mcpa_theirs", client=McpClientFactory(name="Bob's agent"))
+    browser = Client()
+    browser.force_login(alice)
+    page = browser.get("/dashboard/account/").content.decode()
+    assert "Desk agent" in page and "<code>deploy</code>" in page and "Acme" in page and "Bob&#x27;s agent" not in page
+    mine = McpToken.objects.get(user=alice)
+    assert browser.post(f"/dashboard/account/agents/{theirs.pk}/disconnect").status_code == 404
+    assert browser.post(f"/dashboard/account/agents/{mine.pk}/disconnect").status_code == 302
+    assert bearer_client("mcpa_mine").get("/v1/orgs/acme/projects").status_code == 401
+    assert bearer_client("mcpa_theirs").get("/v1/orgs/acme/projects").status_code != 401
+    assert "No agent is connected." in browser.get("/dashboard/account/").content.decode()
