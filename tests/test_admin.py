@@ -21,6 +21,7 @@ from tests.platform_app.edge import factories as edge
 from tests.platform_app.env import factories as env
 from tests.platform_app.identity import factories as identity
 from tests.platform_app.resources import factories as resources
+from tests.platform_app.staff import factories as staff_factories
 from tests.platform_app.projects import factories as projects
 from tests.platform_app.providers import factories as git
 from tests.platform_app.teams import factories as teams
@@ -47,6 +48,8 @@ FACTORIES = {
     platform.BuildJob: deploy.BuildJobFactory,
     platform.Addon: resources.AddonFactory, platform.Component: resources.ComponentFactory,
     platform.Volume: resources.VolumeFactory,
+    platform.Incident: staff_factories.IncidentFactory, platform.IncidentUpdate: staff_factories.IncidentUpdateFactory,
+    platform.ProbeSample: staff_factories.ProbeSampleFactory, platform.ProbeHour: staff_factories.ProbeHourFactory,
     platform.OAuthState: git.OAuthStateFactory, platform.GitConnection: git.GitConnectionFactory,
     platform.GitInstallation: git.GitInstallationFactory, platform.LinkedIdentity: git.LinkedIdentityFactory,
     platform.Environment: env.EnvironmentFactory, platform.EnvVar: env.EnvVarFactory,
