@@ -2,6 +2,7 @@
 whose status is `resolved`. The status page shows them with their updates, oldest first."""
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Prefetch
 from django.utils import timezone
 
 from config.errors import NotFound, ValidationFailed
@@ -74,8 +75,6 @@ def incident_update_add(*, incident_id: str, status: str, message: str, actor=No
 
 def incident_with_updates(*, incident_id: str) -> Incident:
     """An incident with its updates in order (what the API answers after a write)."""
-    from django.db.models import Prefetch
-
     incident = (Incident.objects.filter(pk=incident_id)
                 .prefetch_related(Prefetch("updates", IncidentUpdate.objects.order_by("created_at", "id"))).first())
     if incident is None:
@@ -85,7 +84,5 @@ def incident_with_updates(*, incident_id: str) -> Incident:
 
 def incidents_list(*, limit: int = 50):
     """The newest incidents (staff pages), with their updates in order."""
-    from django.db.models import Prefetch
-
     return (Incident.objects.prefetch_related(Prefetch("updates", IncidentUpdate.objects.order_by("created_at", "id")))
             .order_by("-started_at")[:limit])

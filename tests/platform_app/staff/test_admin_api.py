@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.urls import reverse
 
-from platform_app.models import AgentNode, BuildJob, Deployment, Incident
+from platform_app.models import AgentNode, BuildJob, Incident
 from tests.factories import MembershipFactory, SuperuserFactory, UserFactory, WorkspaceFactory
 from tests.platform_app.agents.factories import AgentNodeFactory
 from tests.platform_app.deployments.factories import DeploymentFactory, DoctorReportFactory, LogLineFactory
