@@ -38,6 +38,7 @@ DESCRIPTIONS = {
     "413": "The request body is too large.",
     "422": "No channel can reach this recipient.",
     "429": "Too many requests; retry after `Retry-After` seconds.",
+    "501": "The provider does not offer this yet.",
     "502": "An outside provider failed to answer.",
     "503": "A provider this operation needs is not configured, or is unavailable.",
 }

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from platform_app.models import (Addon, AgentNode, AlertRule, Component, CronJob, Deployment, DeployHook,
                                  DoctorReport, Environment, EnvVar, LogDrain, SecretFinding, Volume)
-from platform_app.models import Domain
+from platform_app.models import Domain, Incident
 from platform_app.services.identity.auth import session_start
 from platform_app.services.env.crypto import encrypt
 from platform_app.services.identity.keys import sha256_hex
@@ -76,6 +76,7 @@ def world_build() -> World:
     dedicated_db = DedicatedDatabaseFactory(project=project, name="main")
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
     device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
+    incident = Incident.objects.create(title="Builds slow", impact="minor", components=["builds"])
     alice_session = session_start(user=alice)
 
     key = ApiKeyFactory(workspace=acme, mode="test")
@@ -100,6 +101,7 @@ def world_build() -> World:
         "cron_id": cron_job.pk, "drain_id": drain.pk, "bucket_id": bucket.pk,
         "addon_id": addon.pk, "component_id": component.pk, "volume_id": volume.pk,
         "db_id": dedicated_db.pk,
+        "/v1/admin/incidents/{id} id": incident.pk, "/v1/admin/orgs/{ref} ref": acme.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/alerts/{rule_id} rule_id": alert_rule.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/firewall/rules/{rule_id} rule_id": firewall_rule.pk,
         "/api/warehouses/{slug} slug": facility.slug,

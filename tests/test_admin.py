@@ -22,6 +22,7 @@ from tests.platform_app.env import factories as env
 from tests.platform_app.identity import factories as identity
 from tests.platform_app.mcp import factories as mcp
 from tests.platform_app.resources import factories as resources
+from tests.platform_app.staff import factories as staff_factories
 from tests.platform_app.projects import factories as projects
 from tests.platform_app.resources import factories_buckets as buckets
 from tests.platform_app.resources import factories_graduation as graduation
@@ -54,6 +55,8 @@ FACTORIES = {
     platform.Volume: resources.VolumeFactory,
     platform.McpClient: mcp.McpClientFactory, platform.McpAuthorizationCode: mcp.McpAuthorizationCodeFactory,
     platform.McpToken: mcp.McpTokenFactory,
+    platform.Incident: staff_factories.IncidentFactory, platform.IncidentUpdate: staff_factories.IncidentUpdateFactory,
+    platform.ProbeSample: staff_factories.ProbeSampleFactory, platform.ProbeHour: staff_factories.ProbeHourFactory,
     platform.OAuthState: git.OAuthStateFactory, platform.GitConnection: git.GitConnectionFactory,
     platform.GitInstallation: git.GitInstallationFactory, platform.LinkedIdentity: git.LinkedIdentityFactory,
     platform.Environment: env.EnvironmentFactory, platform.EnvVar: env.EnvVarFactory,

@@ -50,6 +50,8 @@ def is_public(op) -> bool:
 # passwords, the code-host and SMS provider webhooks (signed bodies), and the warehouse directory.
 PUBLIC = {
     "GET /health",
+    # the public status page's data (docs/staff.md)
+    "GET /v1/status/public", "GET /v1/status/slo/{key}/history",
     "POST /v1/agents/join", "POST /v1/agents/{node_id}/heartbeat", "POST /v1/agents/{node_id}/leave",
     "POST /v1/agents/{node_id}/builds/claim", "GET /v1/agents/{node_id}/artifacts/{deployment_id}",
     # a build job's routes: the job's own token, made when a builder claims it
@@ -175,9 +177,10 @@ def test_token_without_the_scope_gets_403(world, service, method, path, op):
     assert row_counts() == before
 
 
-# Listing a provider's repositories asks the provider itself, which the workspace is not connected to.
+# Listing a provider's repositories asks the provider itself, which the workspace is not connected to; staff routes
+# answer alice (no staff) 403 (tests/platform_app/staff/ read them as staff).
 READS = [(s, m, p, op) for s, m, p, op in SECURED if m == "GET" and "{" in p and s == "platform"
-         and p != "/v1/orgs/{org_id}/git/{provider}/repos"]
+         and p != "/v1/orgs/{org_id}/git/{provider}/repos" and not p.startswith("/v1/admin/")]
 
 
 @pytest.mark.parametrize("service, method, path, op", READS, ids=ids(READS))

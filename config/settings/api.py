@@ -1,5 +1,6 @@
 """REST framework and OpenAPI settings."""
 from .sandbox import ARTIFACT_MAX_BYTES
+from .staff import STATUS_COMPONENTS
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
@@ -51,5 +52,9 @@ SPECTACULAR_SETTINGS = {
         "QuoteUnitEnum": "warehouse_app.models.Quote.Unit",
         "DnsRecordTypeEnum": "platform_app.models.domains.RecordType",
         "EnvVarTypeEnum": "platform_app.models.env.EnvVar.Type",
+        "IncidentStatusEnum": ["investigating", "identified", "monitoring", "resolved"],
+        "IncidentImpactEnum": ["minor", "major", "critical"],
+        "StatusStateEnum": ["operational", "degraded", "outage"],
+        "StatusComponentEnum": list(STATUS_COMPONENTS),
     },
 }

@@ -15,12 +15,17 @@ from otp_app.pages.charts import stacked_days
 from otp_app.services import console
 from otp_app.services.balance import balance_report
 from otp_app.services.keys import otp_key_create, otp_key_revoke
-from platform_app.pages.base import require, workspace_context
-from platform_app.services.teams.workspaces import workspaces_of
+from platform_app.pages.base import client_ip, form_error, require, workspace_context
+from platform_app.services.teams.workspaces import workspace_create, workspaces_of
 
 KEYS_SCOPE = "admin"  # creating and revoking keys
 SEND_SCOPE = "deploy"  # test sends and sandbox verification: developers and above
 LOG_PAGE_SIZE = 25
+
+
+class WorkspaceForm(forms.Form):
+    name = forms.CharField(max_length=100, label="Workspace name")
+    slug = forms.SlugField(max_length=40, required=False, help_text="Used in addresses; empty = from the name.")
 
 
 class KeyForm(forms.Form):
@@ -63,7 +68,20 @@ def _context(request, org_id, tab):
 
 @login_required
 def console_home(request):
-    return render(request, "otp_app/console_home.html", {"memberships": workspaces_of(request.user)})
+    """The user's workspaces; a user in none creates one here (through the platform's service) and goes on to
+    its console."""
+    form = WorkspaceForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            workspace = workspace_create(user=request.user, name=form.cleaned_data["name"],
+                                         slug=form.cleaned_data["slug"] or None, ip=client_ip(request))
+        except ApplicationError as exc:
+            form_error(form, exc)
+        else:
+            messages.success(request, f"Workspace “{workspace.name}” created. Create a test key to send codes.")
+            return redirect("otp-console-workspace", org_id=workspace.slug)
+    return render(request, "otp_app/console_home.html", {"memberships": workspaces_of(request.user), "form": form},
+                  status=400 if form.errors else 200)
 
 
 @login_required
@@ -120,10 +138,13 @@ def console_log(request, org_id):
     return render(request, "otp_app/console_log.html", context, status=status)
 
 
-def _sandbox(request, context, *, send_form=None, verify_error=None, status=200):
+def _sandbox(request, context, *, send_form=None, verify_error=None, verify_typed=None, status=200):
+    """The sandbox page; after an error, the forms show what was typed (`send_form` bound to the request,
+    `verify_typed` the record and code of a refused verify)."""
     workspace = context["workspace"]
     context.update({
-        "send_form": send_form or TestSendForm(), "verify_error": verify_error,
+        "send_form": send_form if send_form is not None else TestSendForm(), "verify_error": verify_error,
+        "verify_typed": verify_typed or {},
         "test_key": console.console_test_key(workspace=workspace),
         "outbox": console.console_outbox(workspace=workspace),
     })
@@ -160,13 +181,15 @@ def console_test_verify(request, org_id):
     context = _context(request, org_id, "sandbox")
     require(context, SEND_SCOPE)
     form = VerifyForm(request.POST)
+    typed = {"record": request.POST.get("record", "")[:40], "code": request.POST.get("code", "")[:6]}
     if not form.is_valid():
-        return _sandbox(request, context, verify_error="Enter the 6 digits of the code.", status=400)
+        return _sandbox(request, context, verify_error="Enter the 6 digits of the code.", verify_typed=typed,
+                        status=400)
     try:
         record = console.console_test_verify(workspace=context["workspace"], record_id=form.cleaned_data["record"],
                                              code=form.cleaned_data["code"])
     except ApplicationError as exc:
-        return _sandbox(request, context, verify_error=exc.message, status=exc.status)
+        return _sandbox(request, context, verify_error=exc.message, verify_typed=typed, status=exc.status)
     if record.status == OtpRecord.Status.VERIFIED:
         messages.success(request, f"{record.pk} verified.")
     else:

@@ -5,3 +5,4 @@ from . import mcp  # noqa: F401,E402  the MCP endpoint's OAuth clients and token
 from . import buckets, graduation  # noqa: F401
 from . import dedicated_dbs  # noqa: F401
 from . import tunnels  # noqa: F401
+from . import staff  # noqa: F401,E402  incidents, status probes, the index overview

@@ -18,3 +18,4 @@ from .buckets import *  # noqa: F401,F403  object-storage buckets
 from .graduation import *  # noqa: F401,F403  project exports and redemptions
 from .dedicated_dbs import *  # noqa: F401,F403  dedicated databases and their backups
 from .tunnels import *  # noqa: F401,F403  the tunnel, its connections and relay rows
+from .staff import *  # noqa: F401,F403  incidents, status probe samples

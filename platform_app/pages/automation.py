@@ -132,7 +132,8 @@ def drain_action(request, org_id, project_id, drain_id, action):
 class AlertRuleForm(forms.Form):
     name = forms.CharField(max_length=100)
     metric = forms.ChoiceField(choices=AlertRule.Metric.choices)
-    threshold = forms.FloatField(help_text="Fires at or above: a count, seconds, a percentage or milliseconds.")
+    threshold = forms.FloatField(required=False, help_text="Fires at or above: a count, seconds, a percentage or "
+                                                           "milliseconds. Empty for a count: 1.")
     window_minutes = forms.IntegerField(min_value=1, max_value=1440, initial=5)
     emails = forms.CharField(max_length=2000, required=False, help_text="Comma-separated addresses.")
     webhook = forms.CharField(max_length=2048, required=False, help_text="https URL, signed like log drains.")

@@ -270,3 +270,41 @@ def test_log_shows_each_attempt_of_a_fallback(alice, workspace, test_key):
     page = signed_in(alice).get("/dashboard/otp/acme/log/?channel=sms").content.decode()
     article = page[page.index(f'id="{record.pk}"'):]
     assert article.index("whatsapp") < article.index("131026 not a WhatsApp user") < article.index(">sms<")
+
+
+def test_a_user_in_no_workspace_creates_one_from_the_console(db):
+    user = UserFactory(email="newcomer@example.com")
+    client = signed_in(user)
+    page = client.get("/dashboard/otp/").content.decode()
+    assert "You are in no workspace yet" in page and "Create a workspace" in page
+    resp = client.post("/dashboard/otp/", {"name": "Newco", "slug": "newco"})
+    assert resp.status_code == 302 and resp["Location"] == "/dashboard/otp/newco/"
+    assert user.memberships.get().workspace.slug == "newco" and user.memberships.get().role == "owner"
+    assert client.get("/dashboard/otp/newco/").status_code == 200
+    bad = client.post("/dashboard/otp/", {"name": "", "slug": "x"})
+    assert bad.status_code == 400 and user.memberships.count() == 1
+
+
+@pytest.mark.parametrize("data", [
+    {"recipient": "12345", "channel": "sms", "locale": "de"},  # refused by the service (not E.164)
+    {"recipient": PHONE, "channel": "email", "locale": "fr"},  # refused by the service (not an email)
+    {"recipient": PHONE, "channel": "fax", "locale": "it"},  # refused by the form (the channel)
+])
+def test_test_send_errors_keep_what_was_typed(alice, workspace, test_key, data):
+    resp = signed_in(alice).post("/dashboard/otp/acme/sandbox/send", data)
+    assert resp.status_code == 400
+    html = resp.content.decode()
+    assert f'name="recipient" value="{data["recipient"]}"' in html
+    assert f'<option value="{data["locale"]}" selected>' in html
+    if data["channel"] != "fax":
+        assert f'<option value="{data["channel"]}" selected>' in html
+    assert OtpRecord.objects.count() == 0
+
+
+def test_verify_errors_keep_the_typed_code(alice, workspace, test_key, django_capture_on_commit_callbacks):
+    client = signed_in(alice)
+    with django_capture_on_commit_callbacks(execute=True):  # the delivery puts the code in the outbox
+        client.post("/dashboard/otp/acme/sandbox/send", {"recipient": PHONE, "locale": "en"})
+    record = OtpRecord.objects.get()
+    resp = client.post("/dashboard/otp/acme/sandbox/verify", {"record": record.pk, "code": "12ab"})
+    assert resp.status_code == 400 and 'name="code" value="12ab"' in resp.content.decode()

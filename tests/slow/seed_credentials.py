@@ -4,7 +4,7 @@ Run after `manage.py migrate` and `manage.py demo_data`, with the server's envir
 
     .venv/bin/python -m tests.slow.seed_credentials
 
-- platform: an API token with every scope for `fuzz@example.com`, owner of workspace `fuzz` with a
+- platform: an API token with every scope for `fuzz@example.com` (staff), owner of workspace `fuzz` with a
   template project `app-…` and one queued deployment of it, and an image project `doomed-…` (the one the
   project-deleting operation destroys). Ids, not slugs: the run renames what it may;
 - OTP: a test (sandbox) key of that workspace;
@@ -31,6 +31,7 @@ def seed() -> dict:
 
     user = User.objects.filter(email="fuzz@example.com").first() or User.objects.create_user(
         email="fuzz@example.com", password=secrets.token_urlsafe(16), name="Fuzz")
+    User.objects.filter(pk=user.pk).update(is_staff=True)  # the staff routes (/v1/admin/...) are exercised too
     workspace = Workspace.objects.filter(slug="fuzz").first() or workspace_create(user=user, name="Fuzz", slug="fuzz")
     project = project_create_from_template(workspace=workspace, actor=user, name="app",
                                            slug=f"app-{secrets.token_hex(3)}", template="static-site")

@@ -23,9 +23,11 @@ from tests.processes import BIN, PYTHON, ROOT, WebServer, child_env, manage
 pytestmark = pytest.mark.slow
 
 CONFIG = Path(__file__).resolve().parent / "schemathesis.toml"
-# Small and fixed for CI (the four runs take about two minutes); a deeper run by hand: SCHEMATHESIS_MAX_EXAMPLES=50
+# Small for CI (the four runs take about two minutes); a deeper run by hand: SCHEMATHESIS_MAX_EXAMPLES=50.
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "5"))
-SEED = int(os.environ.get("SCHEMATHESIS_SEED", "20260101"))
+# A new seed each run, so CI explores different inputs over time; printed (and in every failure message) so a
+# failure replays with SCHEMATHESIS_SEED=<seed>.
+SEED = int(os.environ.get("SCHEMATHESIS_SEED") or secrets.randbelow(2**31))
 # run name: (schema, extra arguments, credentials swapped in). Signing out ends the session it is sent with,
 # so it runs alone, with a session of its own.
 RUNS = {
@@ -103,11 +105,18 @@ def failures(output: str) -> str:
     return "\n".join(line[:300] for line in section.splitlines())
 
 
+def replay_hint(run: str) -> str:
+    return (f"schemathesis seed {SEED} ({run}): replay with SCHEMATHESIS_SEED={SEED} "
+            f"SCHEMATHESIS_MAX_EXAMPLES={MAX_EXAMPLES} pytest -m slow tests/slow/test_schemathesis.py")
+
+
 @pytest.mark.parametrize("run", list(RUNS))
 def test_schemathesis_finds_no_failure(server, run):
     base, credentials, log, workdir = server
+    sys.stderr.write(replay_hint(run) + "\n")  # shown live with -s, and with the captured output of a failure
     done = run_schemathesis(base, run, credentials, workdir)
     (workdir / f"{run}.txt").write_text(done.stdout + done.stderr)  # the whole report, kept with the server log
     sys.stdout.write(done.stdout[-1500:])  # the summary: operations, test cases, time
     server_log = "\n".join(line[:300] for line in log.read_text().splitlines()[-40:])
-    assert done.returncode == 0, f"{failures(done.stdout)}\n{done.stderr[-3000:]}\n--- server log ---\n{server_log}"
+    assert done.returncode == 0, (f"{replay_hint(run)}\n{failures(done.stdout)}\n{done.stderr[-3000:]}\n"
+                                  f"--- server log ---\n{server_log}")

@@ -71,7 +71,10 @@ Channel = field_with_schema(CHANNEL, base=serializers.DictField)
 class AlertRuleInput(InputSerializer):
     name = serializers.CharField(max_length=100)
     metric = METRIC(max_length=32)
-    threshold = serializers.FloatField(help_text="Fires when the metric is at or above it (its unit: docs).")
+    threshold = serializers.FloatField(required=False, allow_null=True,
+                                       help_text="Fires when the metric is at or above it (its unit: docs). Optional "
+                                                 "for count metrics (deployment_failed, cron_failed, instance_down, "
+                                                 "domain_misconfigured): 1.")
     window_minutes = serializers.IntegerField(default=5, min_value=1, max_value=settings.ALERT_MAX_WINDOW_MINUTES)
     channels = serializers.ListField(child=Channel(), min_length=1, max_length=10)
 
@@ -87,7 +90,7 @@ class AlertRuleListView(PlatformView):
     def post(self, request, org_id, project_id):
         v = validated(AlertRuleInput, request)
         rule, secret = services.alert_rule_create(project=self.project(project_id), name=v["name"], metric=v["metric"],
-                                                  threshold=v["threshold"], window_minutes=v["window_minutes"],
+                                                  threshold=v.get("threshold"), window_minutes=v["window_minutes"],
                                                   channels=v["channels"])
         rule.secret = secret
         return Response(AlertRuleCreatedSerializer(rule, context={"reveal_secrets": True}).data, status=201)

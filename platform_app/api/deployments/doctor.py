@@ -80,7 +80,7 @@ class DoctorView(PlatformView):
 
 
 class DoctorPullRequestView(PlatformView):
-    @endpoint(scope="deploy", status=201, request=None, response=DoctorReportSerializer,
+    @endpoint(scope="deploy", status=201, request=None, response=DoctorReportSerializer, errors=(501, 502),
               summary="Open a pull request with the fix through the Git provider")
     def post(self, request, org_id, report_id):
         report = doctor.doctor_report_pr(workspace=self.workspace, report_id=report_id)

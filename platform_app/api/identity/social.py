@@ -3,7 +3,8 @@ from rest_framework.response import Response
 
 from platform_app.api.identity.auth import _user_agent
 from platform_app.api.base import PlatformView, endpoint
-from platform_app.api.providers.git import CALLBACK, RETURN_TO, UrlSerializer, provider_error, redirect_uri
+from platform_app.api.providers.git import (CALLBACK, PROVIDER_ERRORS, RETURN_TO, UrlSerializer, callback_code,
+                                           provider_error, redirect_uri)
 from platform_app.api.identity.serializers import AuthResultSerializer
 from platform_app.providers import git_host
 from platform_app.providers.oidc import OidcProvider
@@ -15,7 +16,7 @@ from platform_app.services.identity.social import identity_sign_in
 class SignInStartView(PlatformView):
     provider = ""
 
-    @endpoint(public=True, response=UrlSerializer, errors=(503,),
+    @endpoint(public=True, response=UrlSerializer, errors=PROVIDER_ERRORS,  # idp: its discovery document is fetched
               summary="Start social sign-in (answers the provider URL)",
               parameters=[RETURN_TO])
     def get(self, request):
@@ -37,12 +38,12 @@ class SignInStartView(PlatformView):
 class SignInCallbackView(PlatformView):
     provider = ""
 
-    @endpoint(public=True, response=AuthResultSerializer, parameters=CALLBACK,
+    @endpoint(public=True, response=AuthResultSerializer, parameters=CALLBACK, errors=PROVIDER_ERRORS,
               summary="Social sign-in callback: signs in (or creates) the user and links the identity")
     def get(self, request):
+        code = callback_code(request)
         row = state_consume(value=request.query_params.get("state", ""), purpose="signin", provider=self.provider)
         provider_error(request)
-        code = request.query_params.get("code", "")
         if self.provider == "idp":
             info = OidcProvider().sign_in(code=code, redirect_uri=redirect_uri("idp/callback"),
                                           code_verifier=row.code_verifier, nonce=row.nonce)

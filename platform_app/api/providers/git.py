@@ -46,6 +46,21 @@ def provider_error(request):
                                status=400)
 
 
+def callback_code(request) -> str:
+    """The authorization code of a callback. Blank or missing is 400 naming `code` before the state is spent or
+    any provider is asked; when the provider answered `error` instead, that is reported (after the state check)."""
+    if request.query_params.get("error"):
+        return ""
+    code = request.query_params.get("code", "").strip()
+    if not code:
+        raise ValidationFailed("code is required.", details={"code": ["Required."]})
+    return code
+
+
+# where a provider is called: it may not answer (502 `provider_error`) or not be configured (503)
+PROVIDER_ERRORS = (502, 503)
+
+
 class ConnectionSerializer(serializers.ModelSerializer):
     class Meta:
         model = GitConnection
@@ -86,13 +101,13 @@ class ConnectCallbackView(PlatformView):
     provider = ""
 
     @endpoint(public=True, response=ConnectionSerializer, summary="OAuth callback of a Git provider connection",
-              parameters=CALLBACK)
+              parameters=CALLBACK, errors=PROVIDER_ERRORS)
     def get(self, request):
+        code = callback_code(request)
         row = state_consume(value=request.query_params.get("state", ""), purpose="connect", provider=self.provider)
         provider_error(request)
         host = git_host(self.provider)
-        token = host.exchange_code(code=request.query_params.get("code", ""),
-                                   redirect_uri=redirect_uri(f"{self.provider}/callback"))
+        token = host.exchange_code(code=code, redirect_uri=redirect_uri(f"{self.provider}/callback"))
         conn = connections.connection_save(workspace=row.workspace, provider=self.provider, token=token,
                                            account=host.user(token).login, actor=row.user)
         return Response({**ConnectionSerializer(conn).data, "return_to": row.return_to or None})
@@ -100,7 +115,8 @@ class ConnectCallbackView(PlatformView):
 
 class GitAInstallCallbackView(PlatformView):
     @endpoint(public=True, response=ConnectionSerializer, summary="git-a app installation callback",
-              parameters=[OpenApiParameter("installation_id", str), OpenApiParameter("setup_action", str), *CALLBACK])
+              parameters=[OpenApiParameter("installation_id", str), OpenApiParameter("setup_action", str), *CALLBACK],
+              errors=PROVIDER_ERRORS)
     def get(self, request):
         installation_id = request.query_params.get("installation_id", "")
         if not installation_id.isdigit():
@@ -132,13 +148,14 @@ class GitAUserLinkView(PlatformView):
 
 
 class GitAUserCallbackView(PlatformView):
-    @endpoint(public=True, response=ConnectionSerializer, summary="git-a user-link callback", parameters=CALLBACK)
+    @endpoint(public=True, response=ConnectionSerializer, summary="git-a user-link callback", parameters=CALLBACK,
+              errors=PROVIDER_ERRORS)
     def get(self, request):
+        code = callback_code(request)
         row = state_consume(value=request.query_params.get("state", ""), purpose="link", provider="git-a")
         provider_error(request)
         host = git_host("git-a")
-        token = host.exchange_code(code=request.query_params.get("code", ""),
-                                   redirect_uri=redirect_uri("git-a/user-callback"))
+        token = host.exchange_code(code=code, redirect_uri=redirect_uri("git-a/user-callback"))
         info = host.user(token)
         identity_link(user=row.user, provider="git-a", info=info)
         conn = connections.connection_save(workspace=row.workspace, provider="git-a", token=token, account=info.login,
@@ -155,7 +172,7 @@ class ConnectionListView(PlatformView):
 
 class RepoListView(PlatformView):
     @endpoint(scope="read", summary="Repositories reachable through a connection (from the provider's API)",
-              response=inline_serializer("GitRepos", {"items": serializers.ListField(child=serializers.DictField())}))
+              errors=PROVIDER_ERRORS, response=inline_serializer("GitRepos", {"items": serializers.ListField(child=serializers.DictField())}))
     def get(self, request, org_id, provider):
         return Response({"items": connections.repos_list(workspace=self.workspace, provider=git_host(provider).name),
                          "next_cursor": None})

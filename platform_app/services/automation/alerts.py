@@ -35,6 +35,17 @@ ROLES = ("owner", "admin", "developer", "viewer", "billing")
 
 # Rules --------------------------------------------------------------------------------------------
 
+def threshold_default(metric: str, threshold: float | None) -> float:
+    """The threshold as given; a count metric without one fires from 1 (what nearly everyone means), any other
+    metric needs one (400 naming `threshold`)."""
+    if threshold is not None:
+        return threshold
+    if metric in COUNT_METRICS:
+        return 1
+    raise ValidationFailed(f"threshold is required for {metric} ({UNITS.get(metric, 'its unit')}).",
+                           details={"threshold": ["Required for this metric."]})
+
+
 def _threshold_check(metric: str, threshold: float) -> None:
     if metric not in THRESHOLDS:
         raise ValidationFailed(f"Unknown metric {metric!r}.", code="unknown_metric",
@@ -104,9 +115,12 @@ def alert_rules_list(*, project, recent: int = 0):
 
 
 @transaction.atomic
-def alert_rule_create(*, project, name: str, metric: str, threshold: float, window_minutes: int,
+def alert_rule_create(*, project, name: str, metric: str, threshold: float | None, window_minutes: int,
                       channels: list[dict]) -> tuple[AlertRule, str]:
-    """A new rule and the secret its webhooks are signed with (shown once)."""
+    """A new rule and the secret its webhooks are signed with (shown once). A count metric's threshold defaults
+    to 1."""
+    if metric in THRESHOLDS:
+        threshold = threshold_default(metric, threshold)
     _threshold_check(metric, threshold)
     if not 1 <= window_minutes <= settings.ALERT_MAX_WINDOW_MINUTES:
         raise ValidationFailed(f"windowMinutes must be between 1 and {settings.ALERT_MAX_WINDOW_MINUTES}.",

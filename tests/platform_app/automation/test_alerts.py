@@ -268,3 +268,23 @@ def test_the_edge_serves_while_the_metrics_cache_is_down(served_project, httpser
     httpserver.expect_request("/").respond_with_data("home")
     resp = Client().get("/", HTTP_HOST=f"{served_project.slug}.localhost")
     assert resp.status_code == 200 and resp.content == b"home"
+
+
+@pytest.mark.parametrize("metric", ["deployment_failed", "cron_failed", "domain_misconfigured", "instance_down"])
+def test_a_count_metric_without_threshold_fires_from_1(client, workspace, metric):
+    project = ProjectFactory(workspace=workspace)
+    resp = client.post(rules_url(project), {"name": "x", "metric": metric,
+                                            "channels": [{"type": "email", "to": ["o@x.io"]}]}, format="json")
+    assert resp.status_code == 201 and resp.json()["threshold"] == 1
+    assert AlertRule.objects.get().threshold == 1
+
+
+@pytest.mark.parametrize("threshold", ["absent", None])
+def test_other_metrics_need_a_threshold(client, workspace, threshold):
+    project = ProjectFactory(workspace=workspace)
+    body = {"name": "x", "metric": "edge_p95_latency", "channels": [{"type": "email", "to": ["o@x.io"]}]}
+    if threshold != "absent":
+        body["threshold"] = threshold
+    resp = client.post(rules_url(project), body, format="json")
+    assert resp.status_code == 400 and list(resp.json()["details"]) == ["threshold"]
+    assert not AlertRule.objects.exists()

@@ -96,3 +96,14 @@ def test_alerts_page_shows_open_alerts_and_history(alice, project):
                                                 "window_minutes": "5", "emails": "ops@example.com"})
     assert bad.status_code == 400
     assert sorted(r.name for r in project.alert_rules.all()) == ["Build failures", "Slow"]
+
+
+def test_alerts_page_defaults_a_count_threshold_to_1(alice, project):
+    client = browser(alice)
+    resp = client.post(page(project, "alerts"), {"name": "Failures", "metric": "deployment_failed", "threshold": "",
+                                                 "window_minutes": "5", "emails": "ops@example.com"})
+    assert resp.status_code == 200 and project.alert_rules.get().threshold == 1
+    bad = client.post(page(project, "alerts"), {"name": "Slow", "metric": "edge_p95_latency", "threshold": "",
+                                                "window_minutes": "5", "emails": "ops@example.com"})
+    assert bad.status_code == 400 and "threshold is required" in bad.content.decode()
+    assert project.alert_rules.count() == 1

@@ -131,3 +131,27 @@ def test_installation_webhook_records_and_removes(api, settings):
     assert GitInstallation.objects.get().account == "org-x"
     assert send("deleted").status_code == 200
     assert GitInstallation.objects.count() == 0
+
+
+@pytest.mark.parametrize("code", [None, "", "   "])
+def test_blank_code_is_400_before_any_provider_call_and_keeps_the_state(alice_client, hosts, code):
+    """Schemathesis (seed 4242): a valid state with a blank code used to ask the provider and answer 502."""
+    state = alice_client.get("/v1/auth/git-b/install", {"orgId": "acme"}).json()["state"]
+    query = {"state": state} if code is None else {"state": state, "code": code}
+    resp = alice_client.get("/v1/auth/git-b/callback", query)
+    assert resp.status_code == 400
+    assert resp.json()["code"] == "validation_error" and resp.json()["details"] == {"code": ["Required."]}
+    assert len(hosts.log) == 0 and GitConnection.objects.count() == 0
+    # the state was not spent: the real callback still works
+    hosts.expect_request("/gl/oauth/token", method="POST").respond_with_json({"access_token": "glpat-token"})
+    hosts.expect_request("/gl/api/v4/user").respond_with_json({"id": 7, "username": "ada", "email": "a@example.com"})
+    assert alice_client.get("/v1/auth/git-b/callback", {"code": "xyz", "state": state}).status_code == 200
+
+
+def test_provider_calls_declare_502(api):
+    paths = api.get("/v1/openapi.json").json()["paths"]
+    for path in ("/v1/auth/git-a/callback", "/v1/auth/git-a/user-callback", "/v1/auth/git-b/callback",
+                 "/v1/auth/git-c/callback", "/v1/auth/git-a/sso/callback", "/v1/auth/git-b/sso/callback",
+                 "/v1/auth/idp/callback", "/v1/auth/idp/start", "/v1/orgs/{org_id}/git/{provider}/repos"):
+        assert "502" in paths[path]["get"]["responses"], path
+    assert "502" in paths["/v1/orgs/{org_id}/doctor-reports/{report_id}/pr"]["post"]["responses"]

@@ -164,3 +164,13 @@ def test_a_verified_provider_email_never_joins_an_account_whose_address_is_unver
     resp = api.get("/v1/auth/idp/callback", {"code": "c", "state": state})
     assert resp.status_code == 409 and resp.json()["code"] == "account_unverified"
     assert LinkedIdentity.objects.count() == 0 and AuthSession.objects.filter(user=squatter).count() == 0
+
+
+def test_sso_callback_with_a_blank_code_is_400_before_the_provider_is_asked(api, httpserver, settings):
+    settings.GIT_PROVIDERS = {**settings.GIT_PROVIDERS, "git-a": {
+        **settings.GIT_PROVIDERS["git-a"], "client_id": "gh-client", "client_secret": "gh-secret",
+        "token_url": httpserver.url_for("/login/oauth/access_token"), "api_url": httpserver.url_for("/api")}}
+    state = api.get("/v1/auth/git-a/start").json()["state"]
+    resp = api.get("/v1/auth/git-a/sso/callback", {"code": "", "state": state})
+    assert resp.status_code == 400 and resp.json()["details"] == {"code": ["Required."]}
+    assert len(httpserver.log) == 0 and OAuthState.objects.count() == 1  # the state is still there, unspent
