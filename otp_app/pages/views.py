@@ -15,8 +15,8 @@ from otp_app.pages.charts import stacked_days
 from otp_app.services import console
 from otp_app.services.balance import balance_report
 from otp_app.services.keys import otp_key_create, otp_key_revoke
-from platform_app.pages.base import client_ip, form_error, require, workspace_context
-from platform_app.services.teams.workspaces import workspace_create, workspaces_of
+from platform_app.pages.base import form_error, require, workspace_context, workspace_form_create
+from platform_app.services.teams.workspaces import workspaces_of
 
 KEYS_SCOPE = "admin"  # creating and revoking keys
 SEND_SCOPE = "deploy"  # test sends and sandbox verification: developers and above
@@ -72,12 +72,8 @@ def console_home(request):
     its console."""
     form = WorkspaceForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            workspace = workspace_create(user=request.user, name=form.cleaned_data["name"],
-                                         slug=form.cleaned_data["slug"] or None, ip=client_ip(request))
-        except ApplicationError as exc:
-            form_error(form, exc)
-        else:
+        workspace = workspace_form_create(request, form)
+        if workspace is not None:
             messages.success(request, f"Workspace “{workspace.name}” created. Create a test key to send codes.")
             return redirect("otp-console-workspace", org_id=workspace.slug)
     return render(request, "otp_app/console_home.html", {"memberships": workspaces_of(request.user), "form": form},

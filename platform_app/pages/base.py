@@ -5,7 +5,7 @@
   (`{% if can.deploy %}`); `require` refuses a POST the role does not allow, with the API's 403;
 - a project is looked up inside that workspace only.
 """
-from config.errors import Forbidden
+from config.errors import ApplicationError, Forbidden
 from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
 from platform_app.services.projects.projects import project_get
 from platform_app.services.teams.workspaces import workspace_for_member, workspaces_of
@@ -47,3 +47,16 @@ def form_error(form, exc) -> None:
             form.add_error(name, exc.message)
             return
     form.add_error(None, exc.message)
+
+
+def workspace_form_create(request, form):
+    """The workspace a valid new-workspace form makes for the signed-in user, or None (the form then carries the
+    service's refusal): the dashboard and the code console both offer it."""
+    from platform_app.services.teams.workspaces import workspace_create
+
+    try:
+        return workspace_create(user=request.user, name=form.cleaned_data["name"],
+                                slug=form.cleaned_data["slug"] or None, ip=client_ip(request))
+    except ApplicationError as exc:
+        form_error(form, exc)
+        return None

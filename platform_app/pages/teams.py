@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError, NotFound
 from platform_app.choices import Role
-from platform_app.pages.base import client_ip, form_error, require, workspace_context
+from platform_app.pages.base import client_ip, form_error, require, workspace_context, workspace_form_create
 from platform_app.services.deployments.selectors import projects_with_last_deployment
 from platform_app.services.identity import tokens as token_services
 from platform_app.services.identity.email_verification import email_is_verified
@@ -16,8 +16,7 @@ from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
 from platform_app.services.teams import invitations, members
 from platform_app.services.identity.selectors import api_tokens_active
 from platform_app.services.teams.selectors import audit_events, invitations_pending, members_of
-from platform_app.services.teams.workspaces import (workspace_create, workspace_for_member, workspace_update,
-                                                   workspaces_of)
+from platform_app.services.teams.workspaces import workspace_for_member, workspace_update, workspaces_of
 
 ROLE_CHOICES = [(r.value, r.label) for r in Role]
 
@@ -32,12 +31,8 @@ def dashboard(request):
     """The signed-in user's workspaces, invitations waiting for them, and a form for a new workspace."""
     form = WorkspaceForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            workspace = workspace_create(user=request.user, name=form.cleaned_data["name"],
-                                         slug=form.cleaned_data["slug"] or None, ip=client_ip(request))
-        except ApplicationError as exc:
-            form_error(form, exc)
-        else:
+        workspace = workspace_form_create(request, form)
+        if workspace is not None:
             messages.success(request, f"Workspace “{workspace.name}” created.")
             return redirect("dashboard-workspace", org_id=workspace.slug)
     verified = email_is_verified(request.user)  # invitations to an unverified address are withheld; say why

@@ -87,7 +87,24 @@ def _with_shims(env: dict) -> dict:
     return env
 
 
-class BubblewrapRunner(Runner):
+class _LimitedRunner(Runner):
+    """A runner whose limits are a cgroup under `cgroup_parent` (limits.py): what it enforces is read from a probe
+    cgroup made and removed here."""
+
+    cgroup_parent = "platform-sandbox"
+
+    def enforced(self, limits: Limits) -> dict:
+        probe = Enforcer(limits, name=f"probe-{os.getpid()}-{secrets.token_hex(3)}", parent=self.cgroup_parent)
+        try:
+            return self._report(probe)
+        finally:
+            probe.remove()
+
+    def _report(self, enforcer: Enforcer) -> dict:
+        raise NotImplementedError
+
+
+class BubblewrapRunner(_LimitedRunner):
     name = "bubblewrap"
     description = "bubblewrap: namespaces, a read-only system, seccomp, its own network with a guarded egress"
 
@@ -125,13 +142,6 @@ class BubblewrapRunner(Runner):
             fds.append(seccomp)
             args += ["--seccomp", str(seccomp)]
         return args
-
-    def enforced(self, limits: Limits) -> dict:
-        probe = Enforcer(limits, name=f"probe-{os.getpid()}-{secrets.token_hex(3)}", parent=self.cgroup_parent)
-        try:
-            return self._report(probe)
-        finally:
-            probe.remove()
 
     def _report(self, enforcer: Enforcer) -> dict:
         return {"runner": self.name, "isolation": {"filesystem": True, "processes": True, "network": True,
@@ -216,7 +226,7 @@ class BubblewrapRunner(Runner):
             sandboxed._connect = connect
 
 
-class UnsandboxedRunner(Runner):
+class UnsandboxedRunner(_LimitedRunner):
     """No sandbox: the command runs as the node's own user, with the node's files and network in reach. For a
     laptop without bubblewrap; production refuses it unless SANDBOX_ALLOW_NONE (docs/isolation.md)."""
 
@@ -227,13 +237,6 @@ class UnsandboxedRunner(Runner):
 
     def __init__(self, *, cgroup_parent: str = "platform-sandbox"):
         self.cgroup_parent = cgroup_parent
-
-    def enforced(self, limits: Limits) -> dict:
-        probe = Enforcer(limits, name=f"probe-{os.getpid()}-{secrets.token_hex(3)}", parent=self.cgroup_parent)
-        try:
-            return self._report(probe)
-        finally:
-            probe.remove()
 
     def _report(self, enforcer: Enforcer) -> dict:
         return {"runner": self.name, "warning": self.WARNING,
