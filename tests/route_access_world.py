@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from platform_app.models import (Addon, AgentNode, AlertRule, Component, CronJob, Deployment, DeployHook,
                                  DoctorReport, Environment, EnvVar, LogDrain, SecretFinding, Volume)
-from platform_app.models import Domain
+from platform_app.models import Domain, Feedback, IpAllowlistEntry
 from platform_app.services.identity.auth import session_start
 from platform_app.services.env.crypto import encrypt
 from platform_app.services.identity.keys import sha256_hex
@@ -71,6 +71,9 @@ def world_build() -> World:
                                          instance_size="starter")
     volume = Volume.objects.create(component=component, name="data", mount_path="/data", size_gb=1)
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
+    # the test client's own address: every org route below passes through a non-empty allowlist
+    allowlist_entry = IpAllowlistEntry.objects.create(workspace=acme, cidr="127.0.0.1/32", note="test client")
+    feedback = Feedback.objects.create(message="It works", category="idea")
     device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
     alice_session = session_start(user=alice)
 
@@ -95,6 +98,7 @@ def world_build() -> World:
         "domain_id": domain.pk,
         "cron_id": cron_job.pk, "drain_id": drain.pk,
         "addon_id": addon.pk, "component_id": component.pk, "volume_id": volume.pk,
+        "entry_id": allowlist_entry.pk, "feedback_id": feedback.pk, "org": acme.slug,
         "/v1/orgs/{org_id}/projects/{project_id}/alerts/{rule_id} rule_id": alert_rule.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/firewall/rules/{rule_id} rule_id": firewall_rule.pk,
         "/api/warehouses/{slug} slug": facility.slug,

@@ -13,3 +13,4 @@ from .domains import *  # noqa: F401,F403  custom domains
 from .edge import *  # noqa: F401,F403  firewall rules and events, analytics
 from .automation import *  # noqa: F401,F403  cron, log drains, alert rules
 from .resources import *  # noqa: F401,F403  add-ons, components, volumes
+from .org import *  # noqa: F401,F403  SSO, SCIM, IP allowlist, feedback, growth

@@ -6,3 +6,4 @@ from . import domains  # noqa: F401
 from . import edge  # noqa: F401
 from . import identity  # noqa: F401
 from . import resources  # noqa: F401
+from . import org  # noqa: F401

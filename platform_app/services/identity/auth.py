@@ -19,6 +19,7 @@ from config.errors import Conflict, Unauthenticated, ValidationFailed
 from platform_app.models import AuthSession, RefreshToken
 from platform_app.services.identity.keys import sha256_hex, token_issue
 from platform_app.services.identity.throttle import Admission, Limit, address_key, attempt_admit, attempt_succeeded
+from platform_app.services.org.growth_events import SIGNED_UP, growth_event_record
 
 User = get_user_model()
 
@@ -57,9 +58,11 @@ def user_sign_up(*, email: str, password: str, name: str = "") -> "User":
         raise Conflict("An account with this email already exists.", code="email_taken")
     try:
         with transaction.atomic():
-            return User.objects.create_user(email=email, password=password, name=name)
+            user = User.objects.create_user(email=email, password=password, name=name)
     except IntegrityError:  # a concurrent sign-up with the same email
         raise Conflict("An account with this email already exists.", code="email_taken")
+    growth_event_record(event=SIGNED_UP, user=user, properties={"via": "password"})
+    return user
 
 
 # Brute force -----------------------------------------------------------------

@@ -4,6 +4,7 @@ from django.db import IntegrityError, transaction
 
 from config.errors import Conflict
 from platform_app.models import LinkedIdentity
+from platform_app.services.org.growth_events import SIGNED_UP, growth_event_record
 
 User = get_user_model()
 
@@ -27,6 +28,7 @@ def identity_sign_in(*, provider: str, info) -> "User":
         if not info.email:
             raise Conflict("The provider did not share an email address.", code="email_missing")
         user = User.objects.create_user(email=info.email, password=None, name=info.login)
+        growth_event_record(event=SIGNED_UP, user=user, properties={"via": provider})
     try:
         with transaction.atomic():
             LinkedIdentity.objects.create(user=user, provider=provider, subject=info.subject, email=info.email)
