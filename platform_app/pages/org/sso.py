@@ -106,12 +106,13 @@ def security_page(request, org_id):
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            allowlist_services.allowlist_entry_add(workspace=workspace, actor=request.user, cidr=data["cidr"],
-                                                   note=data["note"], ip=client_ip(request), confirm=data["confirm"])
+            entry = allowlist_services.allowlist_entry_add(workspace=workspace, actor=request.user, cidr=data["cidr"],
+                                                           note=data["note"], ip=client_ip(request),
+                                                           confirm=data["confirm"])
         except ApplicationError as exc:
             form_error(form, exc)
         else:
-            messages.success(request, f"{data['cidr']} added to the allowlist.")
+            messages.success(request, f"{entry.cidr} added to the allowlist.")
             return redirect("workspace-security", org_id=workspace.slug)
     context.update(tab="security", form=form, your_ip=client_ip(request),
                    entries=allowlist_services.allowlist_entries(workspace=workspace).select_related("created_by"))

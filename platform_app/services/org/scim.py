@@ -407,13 +407,12 @@ def _patch_user(state: dict, op: str, path: str, value) -> None:
         if not isinstance(value, dict):
             raise _invalid("An operation without `path` needs an object `value`.")
         for key, item in value.items():
-            if isinstance(key, str) and key.lower().startswith("urn:") and not key.lower().startswith(
-                    SCHEMA_USER.lower()):
-                continue  # an extension's attribute (enterprise user...): not kept
             _patch_user(state, op, _core_path(str(key)), item)
         return
     lower = path.lower()
     email_match = EMAIL_FILTER.match(path)
+    if lower.startswith("urn:"):
+        return  # an extension schema's attribute (enterprise user: department, manager...): not kept
     if email_match:
         _patch_email(state, op, email_match, value)
     elif lower == "active":

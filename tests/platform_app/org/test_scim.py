@@ -135,7 +135,11 @@ def test_patch_replaces_name_and_emails(scim, scim_on):
         {"op": "replace", "path": "name.familyName", "value": "Jensen-Smith"},
         {"op": "replace", "path": 'emails[type eq "work"].value', "value": "barbara@example.com"},
         {"op": "add", "path": "emails", "value": [{"value": "babs@home.example.com", "type": "home"}]},
-        {"op": "replace", "path": "urn:ietf:params:scim:schemas:core:2.0:User:displayName", "value": "Babs"}]})
+        {"op": "replace", "path": "urn:ietf:params:scim:schemas:core:2.0:User:displayName", "value": "Babs"},
+        {"op": "add", "path": "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department",
+         "value": "Tour Operations"},
+        {"op": "replace", "value": {"urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": {"manager": {}},
+                                    "name.givenName": "Barbara"}}]})
     assert resp.status_code == 200, resp.json()
     body = resp.json()
     assert body["name"]["familyName"] == "Jensen-Smith" and body["displayName"] == "Babs"
