@@ -26,6 +26,7 @@ urlpatterns = [
     # Warehouse API
     *schema_routes("api/", WarehouseSchemaView, "warehouse"),
     path("api/", include("warehouse_app.api.urls")),
+    path("scim/v2/", include("platform_app.api.org.scim_urls")),  # SCIM 2.0 (docs/org.md): its own error schema
     # Pages
     path("dashboard/otp/", include("otp_app.pages.urls")),
     path("", include("platform_app.pages.urls")),

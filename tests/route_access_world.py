@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from platform_app.models import (Addon, AgentNode, AlertRule, Component, CronJob, Deployment, DeployHook,
                                  DoctorReport, Environment, EnvVar, LogDrain, SecretFinding, Volume)
-from platform_app.models import Domain, Incident
+from platform_app.models import Domain, Feedback, Incident, IpAllowlistEntry
 from platform_app.services.identity.auth import session_start
 from platform_app.services.env.crypto import encrypt
 from platform_app.services.identity.keys import sha256_hex
@@ -75,6 +75,9 @@ def world_build() -> World:
     bucket = BucketFactory(project=project)
     dedicated_db = DedicatedDatabaseFactory(project=project, name="main")
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
+    # the test client's own address: every org route below passes through a non-empty allowlist
+    allowlist_entry = IpAllowlistEntry.objects.create(workspace=acme, cidr="127.0.0.1/32", note="test client")
+    feedback = Feedback.objects.create(message="It works", category="idea")
     device = TOTPDevice.objects.create(user=alice, name="phone", confirmed=True)
     incident = Incident.objects.create(title="Builds slow", impact="minor", components=["builds"])
     alice_session = session_start(user=alice)
@@ -102,6 +105,7 @@ def world_build() -> World:
         "addon_id": addon.pk, "component_id": component.pk, "volume_id": volume.pk,
         "db_id": dedicated_db.pk,
         "/v1/admin/incidents/{id} id": incident.pk, "/v1/admin/orgs/{ref} ref": acme.pk,
+        "entry_id": allowlist_entry.pk, "feedback_id": feedback.pk, "org": acme.slug,
         "/v1/orgs/{org_id}/projects/{project_id}/alerts/{rule_id} rule_id": alert_rule.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/firewall/rules/{rule_id} rule_id": firewall_rule.pk,
         "/api/warehouses/{slug} slug": facility.slug,

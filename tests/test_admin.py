@@ -21,6 +21,7 @@ from tests.platform_app.edge import factories as edge
 from tests.platform_app.env import factories as env
 from tests.platform_app.identity import factories as identity
 from tests.platform_app.mcp import factories as mcp
+from tests.platform_app.org import factories as org
 from tests.platform_app.resources import factories as resources
 from tests.platform_app.staff import factories as staff_factories
 from tests.platform_app.projects import factories as projects
@@ -75,6 +76,11 @@ FACTORIES = {
     platform.DedicatedDatabaseBackup: dedicated_dbs.DedicatedDatabaseBackupFactory,
     platform.Tunnel: tunnels.TunnelFactory, platform.TunnelConnection: tunnels.TunnelConnectionFactory,
     platform.TunnelRequest: tunnels.TunnelRequestFactory,
+    platform.WorkspaceSso: org.WorkspaceSsoFactory, platform.SsoIdentity: org.SsoIdentityFactory,
+    platform.SsoSession: org.SsoSessionFactory, platform.IpAllowlistEntry: org.IpAllowlistEntryFactory,
+    platform.ScimUser: org.ScimUserFactory, platform.ScimGroup: org.ScimGroupFactory,
+    platform.Feedback: org.FeedbackFactory, platform.GrowthEvent: org.GrowthEventFactory,
+    platform.WeeklyReview: org.WeeklyReviewFactory,
     otp.ApiKey: otp_factories.ApiKeyFactory, otp.OtpRecord: otp_factories.OtpRecordFactory,
     otp.Delivery: otp_factories.DeliveryFactory, otp.IdempotencyKey: otp_factories.IdempotencyKeyFactory,
     otp.Balance: otp_factories.BalanceFactory, otp.Charge: otp_factories.ChargeFactory,

@@ -66,6 +66,10 @@ PUBLIC = {
     "POST /v1/hooks/deploy/{secret}", "GET /v1/invitations/{token}",
     "GET /v1/preview-protection/{project_id}/check", "POST /v1/preview-protection/{project_id}/verify",
     "POST /v1/webhooks/git-a",
+    # workspace single sign-on: the state is signed like social sign-in's (docs/org.md)
+    "GET /v1/auth/sso/{org}/start", "GET /v1/auth/sso/{org}/callback",
+    # feedback from visitors who are not signed in (limited per client address)
+    "POST /v1/feedback",
     # web analytics: visitors' browsers on deployed sites fetch the tracker script and send its beacons
     "GET /v1/analytics/{project_id}/svc.js", "POST /v1/analytics/{project_id}/beacon",
     # the MCP endpoint checks its bearer token itself (401 with WWW-Authenticate, MCP's authorization); OAuth's

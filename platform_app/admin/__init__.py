@@ -6,3 +6,4 @@ from . import buckets, graduation  # noqa: F401
 from . import dedicated_dbs  # noqa: F401
 from . import tunnels  # noqa: F401
 from . import staff  # noqa: F401,E402  incidents, status probes, the index overview
+from . import org  # noqa: F401,E402  SSO, SCIM, IP allowlist, feedback, growth

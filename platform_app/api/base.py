@@ -6,7 +6,8 @@ once, here, before the handler:
 
 1. authenticate (401);
 2. for `/v1/orgs/{orgId}/...`: the caller must be a member and a bound token must
-   be bound to that workspace (404 otherwise, so ids cannot be probed);
+   be bound to that workspace (404 otherwise, so ids cannot be probed); then the workspace's
+   IP allowlist and "require SSO" rule (403 `ip_not_allowed` / `sso_required`, services/org/access.py);
 3. the token's scopes must allow the route's scope (403 `insufficient_scope`);
 4. the member's role must allow it too (403 `forbidden`): a token never exceeds its owner's role.
 """
@@ -29,6 +30,7 @@ from config.openapi import PlatformErrorSerializer
 from config.parsers import CamelCaseJSONParser  # bounded size and depth, storable text
 from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
 from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
+from platform_app.services.org.access import workspace_access_check
 from platform_app.services.teams.workspaces import workspace_for_member
 
 
@@ -195,6 +197,10 @@ class PlatformView(APIView):
             self.workspace, self.membership = workspace_for_member(user=request.user, ref=kwargs["org_id"])
             if actor and actor.workspace_id and actor.workspace_id != self.workspace.pk:
                 raise NotFound("No such workspace.")
+            cookie = actor is not None and actor.type == "session" and actor.session is None
+            workspace_access_check(workspace=self.workspace, membership=self.membership, ip=self.ip,
+                                   token=actor.token if actor else None, auth_session=actor.session if actor else None,
+                                   cookie_session=request.session if cookie else None)
         if actor and not scope_allows(actor.scopes, scope):
             raise InsufficientScope(scope, actor.scopes)
         if self.membership is not None and not scope_allows(ROLE_SCOPES[self.membership.role], scope):

@@ -19,3 +19,4 @@ from .graduation import *  # noqa: F401,F403  project exports and redemptions
 from .dedicated_dbs import *  # noqa: F401,F403  dedicated databases and their backups
 from .tunnels import *  # noqa: F401,F403  the tunnel, its connections and relay rows
 from .staff import *  # noqa: F401,F403  incidents, status probe samples
+from .org import *  # noqa: F401,F403  SSO, SCIM, IP allowlist, feedback, growth

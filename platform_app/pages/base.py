@@ -1,12 +1,14 @@
 """What every platform dashboard page shares, so pages follow the API's rules:
 
-- a workspace is found only for its members (others get 404, as from the API);
+- a workspace is found only for its members (others get 404, as from the API), and its IP allowlist and
+  "require SSO" rule apply as they do to its API routes (403);
 - `can` says what the member's role allows, by scope, so a page shows no button that would fail
   (`{% if can.deploy %}`); `require` refuses a POST the role does not allow, with the API's 403;
 - a project is looked up inside that workspace only.
 """
 from config.errors import ApplicationError, Forbidden
 from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
+from platform_app.services.org.access import workspace_access_check
 from platform_app.services.projects.projects import project_get
 from platform_app.services.teams.workspaces import workspace_for_member, workspaces_of
 
@@ -14,6 +16,8 @@ from platform_app.services.teams.workspaces import workspace_for_member, workspa
 def workspace_context(request, org_id: str) -> dict:
     """`workspace`, `membership` and `can` (scope → bool) for a signed-in member; 404 for anyone else."""
     workspace, membership = workspace_for_member(user=request.user, ref=org_id)
+    workspace_access_check(workspace=workspace, membership=membership, ip=client_ip(request),
+                           cookie_session=request.session)
     can = {scope.replace(":", "_"): role_allows(membership.role, scope) for scope in ALL_SCOPES}
     # `workspaces` (lazy: queried only where a page shows the switcher)
     return {"workspace": workspace, "membership": membership, "can": can, "workspaces": workspaces_of(request.user)}

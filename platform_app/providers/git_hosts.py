@@ -1,5 +1,5 @@
 """Code hosts: OAuth authorization code flow, the signed-in user, repositories, clone URLs."""
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlencode, urlsplit
 
 import httpx
@@ -18,6 +18,7 @@ class ProviderUser:
     login: str
     email: str
     email_verified: bool
+    claims: dict = field(default_factory=dict)  # an ID token's verified claims (OpenID Connect only)
 
 
 class GitHost:

@@ -11,3 +11,4 @@ from . import graduation  # noqa: F401
 from . import dedicated_dbs  # noqa: F401
 from . import tunnels  # noqa: F401
 from . import staff  # noqa: F401
+from . import org  # noqa: F401

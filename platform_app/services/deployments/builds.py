@@ -17,6 +17,7 @@ from platform_app.models import BuildJob, Component, Deployment, Project
 from platform_app.services.deployments import artifacts
 from platform_app.services.deployments.deployment_log import event_record, log_append
 from platform_app.services.edge.hostcache import edge_hosts_invalidate
+from platform_app.services.org.growth_events import FIRST_DEPLOYMENT_READY, growth_event_record
 
 S = Deployment.Status
 
@@ -130,6 +131,8 @@ def _finish_ready(deployment, *, framework: str, snapshot: dict) -> str:
         Project.objects.filter(pk=row.project_id).update(production_deployment=row)
     event_record(row, "ready")
     log_append(row, "Deployment ready.", stream="system")
+    workspace_id = Project.objects.filter(pk=row.project_id).values_list("workspace_id", flat=True).first()
+    growth_event_record(event=FIRST_DEPLOYMENT_READY, user=row.created_by_id, workspace=workspace_id)
     return S.READY
 
 

@@ -21,6 +21,7 @@ from platform_app.models import Domain
 from platform_app.services.domains import caddy  # noqa: F401 - its signals push Caddy's configuration after saves
 from platform_app.services.domains.names import hostname_normalize, hostname_reserved
 from platform_app.services.teams.audit import audit_record
+from platform_app.services.org.growth_events import FIRST_DOMAIN, growth_event_record
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +134,7 @@ def domain_add(*, project, name, redirect_to=None, git_branch=None, actor=None, 
         raise taken from None
     audit_record(workspace=project.workspace, actor=actor, action="domain.added", target=domain,
                  data={"name": name, "project": project.pk}, ip=ip)
+    growth_event_record(event=FIRST_DOMAIN, user=actor, workspace=project.workspace_id)
     return domain
 
 

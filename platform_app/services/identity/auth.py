@@ -20,6 +20,7 @@ from platform_app.models import AuthSession, RefreshToken
 from platform_app.services.identity.email_verification import email_verification_mail
 from platform_app.services.identity.keys import sha256_hex, token_issue
 from platform_app.services.identity.throttle import Admission, Limit, address_key, attempt_admit, attempt_succeeded
+from platform_app.services.org.growth_events import SIGNED_UP, growth_event_record
 
 User = get_user_model()
 
@@ -62,6 +63,7 @@ def user_sign_up(*, email: str, password: str, name: str = "") -> "User":
     except IntegrityError:  # a concurrent sign-up with the same email
         raise Conflict("An account with this email already exists.", code="email_taken")
     email_verification_mail(user)  # the account works at once; invitations to the address wait for the link
+    growth_event_record(event=SIGNED_UP, user=user, properties={"via": "password"})
     return user
 
 

@@ -13,6 +13,7 @@ from config.errors import Conflict
 from platform_app.models import LinkedIdentity
 from platform_app.services.identity.email_verification import (email_is_verified, email_mark_verified,
                                                                 email_verification_mail)
+from platform_app.services.org.growth_events import SIGNED_UP, growth_event_record
 
 User = get_user_model()
 
@@ -44,6 +45,7 @@ def identity_sign_in(*, provider: str, info) -> "User":
                                         email_verified_at=timezone.now() if info.email_verified else None)
         if not info.email_verified:
             email_verification_mail(user)
+        growth_event_record(event=SIGNED_UP, user=user, properties={"via": provider})
     try:
         with transaction.atomic():
             LinkedIdentity.objects.create(user=user, provider=provider, subject=info.subject, email=info.email)

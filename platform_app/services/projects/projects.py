@@ -20,6 +20,7 @@ from config.ids import new_id
 from platform_app.models import Project, ProjectGroup
 from platform_app.services.projects.addresses import TUNNEL_SUFFIX, deployment_at
 from platform_app.services.teams.audit import audit_record
+from platform_app.services.org.growth_events import FIRST_PROJECT, growth_event_record
 from platform_app.services.providers.git_cli import git_ls_remote
 from platform_app.services.providers.git_urls import git_remote_for_provider, git_remote_for_url, hosted_repo_path
 from platform_app.services.projects.templates import template_get, template_repo_create
@@ -112,6 +113,7 @@ def _insert(*, workspace, actor, ip: str, source: str, name: str, slug: str | No
         raise Conflict("This project slug is taken.", code="slug_taken", details={"slug": ["Already in use."]})
     audit_record(workspace=workspace, actor=actor, action="project.created", target=project,
                  data={"name": name, "slug": slug, "source": source}, ip=ip)
+    growth_event_record(event=FIRST_PROJECT, user=actor, workspace=workspace, properties={"source": source})
     return project
 
 

@@ -7,6 +7,7 @@ from config.errors import Conflict, NotFound
 from config.ids import new_id
 from platform_app.choices import Role
 from platform_app.models import Membership, Workspace
+from platform_app.services.org.growth_events import WORKSPACE_CREATED, growth_event_record
 from platform_app.services.teams.audit import audit_record
 
 
@@ -35,6 +36,7 @@ def workspace_create(*, user, name: str, slug: str | None = None, ip: str = "") 
         raise Conflict("This slug is taken.", code="slug_taken", details={"slug": ["Already in use."]})
     Membership.objects.create(workspace=ws, user=user, role=Role.OWNER)
     audit_record(workspace=ws, actor=user, action="workspace.created", target=ws, data={"name": name}, ip=ip)
+    growth_event_record(event=WORKSPACE_CREATED, user=user, workspace=ws)
     return ws
 
 

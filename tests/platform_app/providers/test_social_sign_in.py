@@ -19,10 +19,11 @@ CLIENT = "platform-client"
 
 
 class Idp:
-    """A local OpenID provider: discovery, token endpoint, JWKS."""
+    """A local OpenID provider: discovery, token endpoint, JWKS. `issuer` names it otherwise than the server's
+    URL (a workspace's provider is reached through the outbound guard, which refuses the name `localhost`)."""
 
-    def __init__(self, server):
-        self.server, self.issuer = server, server.url_for("").rstrip("/")
+    def __init__(self, server, issuer: str | None = None):
+        self.server, self.issuer = server, (issuer or server.url_for("")).rstrip("/")
         self.claims, self.signing_key, self.token_requests = {}, KEY, []
         jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(KEY.public_key()))
         jwk.update(kid="idp-key", alg="RS256", use="sig")
