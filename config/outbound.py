@@ -19,17 +19,19 @@ import ssl
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-import dns.exception
-import dns.nameserver
-import dns.resolver
-import httpx
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from config.errors import ValidationFailed
 from config.outbound_addresses import address_allowed, host_normalize, ip_or_none, name_refused
+
+if TYPE_CHECKING:  # dnspython and httpx load where a name is resolved or a request made, not with this module
+    import dns.nameserver
+    import dns.resolver
+    import httpx
 
 logger = logging.getLogger("outbound")
 
@@ -76,9 +78,11 @@ def _refuse(url: str, purpose: str, reason: str, code: str | None = None):
     raise OutboundRefused(code=code)
 
 
-def outbound_resolver(servers=None, timeout: float | None = None) -> dns.resolver.Resolver:
+def outbound_resolver(servers=None, timeout: float | None = None) -> "dns.resolver.Resolver":
     """The resolver every check of a user-supplied name uses: `servers` (`ip[:port]`), else OUTBOUND_DNS_SERVERS,
     else the system's. A sandbox's egress passes its own, outside Django."""
+    import dns.resolver
+
     if servers is None:
         servers = getattr(settings, "OUTBOUND_DNS_SERVERS", [])
     servers = [s for s in servers if s]
@@ -89,7 +93,9 @@ def outbound_resolver(servers=None, timeout: float | None = None) -> dns.resolve
     return resolver
 
 
-def _nameserver(value: str) -> dns.nameserver.Do53Nameserver:
+def _nameserver(value: str) -> "dns.nameserver.Do53Nameserver":
+    import dns.nameserver
+
     value = value.strip()
     if value.startswith("["):
         host, _, port = value[1:].partition("]")
@@ -103,8 +109,10 @@ def _nameserver(value: str) -> dns.nameserver.Do53Nameserver:
     return dns.nameserver.Do53Nameserver(host, int(port or 53))
 
 
-def resolve_addresses(host: str, resolver: dns.resolver.Resolver | None = None) -> list[str]:
+def resolve_addresses(host: str, resolver: "dns.resolver.Resolver | None" = None) -> list[str]:
     """Every A and AAAA address of `host` (dns.exception.DNSException when the lookup fails)."""
+    import dns.resolver
+
     resolver, found = resolver or outbound_resolver(), []
     for rdtype in ("A", "AAAA"):
         try:
@@ -141,6 +149,8 @@ def outbound_check(url: str, *, purpose: str = "") -> Target:
     if literal is not None:
         addresses = [str(literal)]
     else:
+        import dns.exception
+
         try:
             addresses = resolve_addresses(host)
         except dns.exception.DNSException as exc:
@@ -159,7 +169,7 @@ def outbound_check(url: str, *, purpose: str = "") -> Target:
 @dataclass
 class OutboundResponse:
     status_code: int
-    headers: httpx.Headers
+    headers: "httpx.Headers"
     content: bytes
     url: str                        # the final URL (after redirects), with its name
     target: Target                  # what it was fetched from
@@ -188,6 +198,8 @@ def outbound_request(method: str, url: str, *, purpose: str = "", headers: dict 
     max_bytes = settings.OUTBOUND_MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
     deadline = time.monotonic() + (timeout or settings.OUTBOUND_TIMEOUT_SECONDS)
     history, target = [], outbound_check(url, purpose=purpose)  # refused before any client exists
+    import httpx
+
     with httpx.Client(trust_env=False, follow_redirects=False, verify=_tls(settings.OUTBOUND_CA_BUNDLE)) as client:
         for hop in range(settings.OUTBOUND_MAX_REDIRECTS + 1):
             target = target if hop == 0 else outbound_check(url, purpose=purpose)
@@ -215,6 +227,8 @@ def _tls(bundle: str) -> ssl.SSLContext:
 
 
 def _send(client, target: Target, method, headers, content, deadline, max_bytes, read_body):
+    import httpx
+
     last_error = "no address"
     for address in target.addresses:
         remaining = deadline - time.monotonic()

@@ -3,7 +3,6 @@ import base64
 import hashlib
 import hmac
 
-import httpx
 from django.conf import settings
 
 from otp_app.channels.base import Channel, ChannelError, Message, http_error
@@ -17,6 +16,8 @@ class TwilioSmsChannel(Channel):
                     and (settings.TWILIO_FROM or settings.TWILIO_MESSAGING_SERVICE_SID))
 
     def send(self, message: Message) -> str:
+        import httpx
+
         sid = settings.TWILIO_ACCOUNT_SID
         form = {"To": message.recipient, "Body": message.text}
         if settings.TWILIO_MESSAGING_SERVICE_SID:

@@ -1,5 +1,4 @@
 """WhatsApp Cloud API: an authentication template with the code in the body and a copy-code button."""
-import httpx
 from django.conf import settings
 
 from otp_app.channels.base import Channel, Message, http_error
@@ -29,6 +28,8 @@ class WhatsAppChannel(Channel):
         }
 
     def send(self, message: Message) -> str:
+        import httpx
+
         url = (f"{settings.WHATSAPP_BASE_URL.rstrip('/')}/{settings.WHATSAPP_API_VERSION}/"
                f"{settings.WHATSAPP_PHONE_NUMBER_ID}/messages")
         try:

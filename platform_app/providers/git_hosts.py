@@ -1,9 +1,12 @@
 """Code hosts: OAuth authorization code flow, the signed-in user, repositories, clone URLs."""
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode, urlsplit
 
-import httpx
 from django.conf import settings
+
+if TYPE_CHECKING:
+    import httpx  # imported where a call is made: a web worker that never calls out does not load it
 
 from config.errors import ApplicationError, ServiceUnavailable
 
@@ -38,7 +41,9 @@ class GitHost:
                  "response_type": "code", "scope": self.config["scope"]}
         return f"{self.config['authorize_url']}?{urlencode(query)}"
 
-    def _call(self, method: str, url: str, **kwargs) -> httpx.Response:
+    def _call(self, method: str, url: str, **kwargs) -> "httpx.Response":
+        import httpx
+
         try:
             resp = httpx.request(method, url, timeout=settings.PROVIDER_TIMEOUT_SECONDS, **kwargs)
         except httpx.HTTPError as exc:
@@ -150,6 +155,8 @@ def _github_pull_request(host: GitHost, token: str, *, repo: str, base: str, hea
     """Branch from `base`, commit `files` (path → full new text) through the contents API, open the pull request."""
     import base64
 
+    import httpx
+
     auth = {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json"}
     api = host.config["api_url"].rstrip("/")
     ref = host._call("GET", f"{api}/repos/{repo}/git/ref/heads/{base}", headers=auth).json()
@@ -169,6 +176,8 @@ def _github_pull_request(host: GitHost, token: str, *, repo: str, base: str, hea
 
 def _github_file(host: GitHost, token: str, *, repo: str, ref: str, path: str) -> str | None:
     import base64
+
+    import httpx
 
     resp = httpx.get(f"{host.config['api_url'].rstrip('/')}/repos/{repo}/contents/{path}", params={"ref": ref},
                      headers={"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json"},

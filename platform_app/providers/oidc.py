@@ -9,7 +9,6 @@ import json
 from functools import lru_cache
 from urllib.parse import urlencode
 
-import httpx
 import jwt
 from django.conf import settings
 
@@ -30,6 +29,8 @@ def discovery_url(issuer: str) -> str:
 
 @lru_cache(maxsize=4)
 def _discovery(issuer: str) -> dict:
+    import httpx
+
     try:
         resp = httpx.get(discovery_url(issuer), timeout=settings.PROVIDER_TIMEOUT_SECONDS)
         resp.raise_for_status()
@@ -55,6 +56,8 @@ class OidcClient:
         return _discovery(self.config["issuer"])
 
     def _post_form(self, url: str, data: dict) -> tuple[int, dict | None, str]:
+        import httpx
+
         try:
             resp = httpx.post(url, timeout=settings.PROVIDER_TIMEOUT_SECONDS, data=data)
         except httpx.HTTPError as exc:

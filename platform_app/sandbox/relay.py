@@ -16,7 +16,6 @@ import logging
 import threading
 from urllib.parse import urlsplit, urlunsplit
 
-import dns.exception
 
 from config.outbound import UNREACHABLE, outbound_resolver, resolve_addresses
 from config.outbound_addresses import address_allowed, host_normalize, ip_or_none, name_refused
@@ -58,6 +57,8 @@ class EgressPolicy:
         self.dns_servers, self.dns_timeout = tuple(dns_servers), dns_timeout
 
     def address_for(self, host: str, port: int) -> str:
+        import dns.exception
+
         """The one address to connect to for `host`:`port`, or Refused (the reason for the node's log)."""
         name = host_normalize(host.strip("[]"))
         if name is None or name_refused(name) or not 0 < port < 65536:

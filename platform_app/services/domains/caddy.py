@@ -15,7 +15,6 @@ import logging
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 from django.conf import settings
 from django.db.models.signals import post_delete, post_save
 
@@ -144,6 +143,8 @@ def caddy_config() -> dict:
 
 
 def caddy_sync() -> bool:
+    import httpx
+
     """Load `caddy_config()` into Caddy; False (logged) when Caddy is not configured or refused it."""
     if not settings.CADDY_ADMIN_URL:
         return False

@@ -8,8 +8,6 @@ import logging
 import secrets
 from datetime import timedelta
 
-import dns.exception
-import dns.resolver
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -214,6 +212,9 @@ def _rdata_value(rdtype: str, rdata) -> str:
 def dns_lookup(domain: Domain) -> tuple[list[dict], str]:
     """What DNS says about `domain` now: `[{"type", "value"}]` of its TXT challenge, CNAME, A and AAAA
     records, and the resolver's failure ("" when every query was answered, even with nothing)."""
+    import dns.exception  # here: dnspython loads only in the process that looks a domain up
+    import dns.resolver
+
     resolver = outbound.outbound_resolver()  # the one resolver configuration (OUTBOUND_DNS_SERVERS)
     found, errors = [], []
     for qname, rdtype in ((challenge_name(domain), "TXT"), (domain.name, "CNAME"), (domain.name, "A"),
