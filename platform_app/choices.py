@@ -15,4 +15,5 @@ class Scope(models.TextChoices):
     ENV_READ = "env:read"
     ENV_WRITE = "env:write"
     DOMAINS = "domains"
+    BILLING = "billing"
     ADMIN = "admin"

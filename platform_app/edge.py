@@ -28,7 +28,7 @@ from config.client_ip import client_ip
 from platform_app.models import Component, Deployment, Project
 from platform_app.services.agents.agents import is_runtime
 from platform_app.services.deployments.artifacts import artifact_local
-from platform_app.services.automation import edge_metrics  # per-project request counters for alerts
+from platform_app.services.automation import edge_metrics  # per-project counters for alerts and metering
 from platform_app.services.domains.routing import DomainRedirect, domain_resolve
 from platform_app.services.edge import analytics, firewall, preview
 from platform_app.services.edge.hostcache import MISSING, hosts
@@ -209,8 +209,18 @@ class EdgeMiddleware:
             return HttpResponse("Method not allowed", status=405, content_type="text/plain")
         started = time.monotonic()
         response = serve(request, deployment, path=path, root=root, target=target, inject=site.analytics)
-        edge_metrics.record(deployment.project_id, response.status_code, time.monotonic() - started)
+        edge_metrics.record(deployment.project_id, response.status_code, time.monotonic() - started,
+                            size=_size(response),  # previews are counted on their own (billing: never visited)
+                            deployment_id=deployment.pk if deployment.env != "production" else None)
         return response
+
+
+def _size(response) -> int:
+    """Bytes of the answer's body: its Content-Length (files), else its content (a stream without one: 0)."""
+    length = response.get("Content-Length")
+    if length and length.isdigit():
+        return int(length)
+    return 0 if response.streaming else len(response.content)
 
 
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-authorization",

@@ -15,6 +15,7 @@ from platform_app.services.env.crypto import encrypt
 from platform_app.services.identity.keys import sha256_hex
 from tests.factories import ApiTokenFactory, MembershipFactory, UserFactory, WorkspaceFactory
 from tests.otp_app.factories import ApiKeyFactory
+from tests.platform_app.billing.factories import InvoiceFactory, TaxIdFactory
 from tests.platform_app.edge.factories import FirewallRuleFactory
 from tests.platform_app.projects.factories import ProjectFactory, ProjectGroupFactory
 from tests.platform_app.resources.factories_buckets import BucketFactory
@@ -74,6 +75,8 @@ def world_build() -> World:
     volume = Volume.objects.create(component=component, name="data", mount_path="/data", size_gb=1)
     bucket = BucketFactory(project=project)
     dedicated_db = DedicatedDatabaseFactory(project=project, name="main")
+    invoice = InvoiceFactory(workspace=acme)
+    tax_id = TaxIdFactory(workspace=acme)
     InvitationFactory(workspace=acme, invited_by=alice, email="dana@example.com", raw=INVITATION_TOKEN)
     # the test client's own address: every org route below passes through a non-empty allowlist
     allowlist_entry = IpAllowlistEntry.objects.create(workspace=acme, cidr="127.0.0.1/32", note="test client")
@@ -106,6 +109,7 @@ def world_build() -> World:
         "db_id": dedicated_db.pk,
         "/v1/admin/incidents/{id} id": incident.pk, "/v1/admin/orgs/{ref} ref": acme.pk,
         "entry_id": allowlist_entry.pk, "feedback_id": feedback.pk, "org": acme.slug,
+        "invoice_id": invoice.pk, "tax_id_id": tax_id.pk, "pm_id": "pm_routeaccess",
         "/v1/orgs/{org_id}/projects/{project_id}/alerts/{rule_id} rule_id": alert_rule.pk,
         "/v1/orgs/{org_id}/projects/{project_id}/firewall/rules/{rule_id} rule_id": firewall_rule.pk,
         "/api/warehouses/{slug} slug": facility.slug,

@@ -15,6 +15,7 @@ from tests import factories as base
 from tests.otp_app import factories as otp_factories
 from tests.platform_app.agents import factories as agents
 from tests.platform_app.automation import factories as automation
+from tests.platform_app.billing import factories as billing
 from tests.platform_app.deployments import factories as deploy
 from tests.platform_app.domains import factories as domains
 from tests.platform_app.edge import factories as edge
@@ -58,6 +59,10 @@ FACTORIES = {
     platform.McpToken: mcp.McpTokenFactory,
     platform.Incident: staff_factories.IncidentFactory, platform.IncidentUpdate: staff_factories.IncidentUpdateFactory,
     platform.ProbeSample: staff_factories.ProbeSampleFactory, platform.ProbeHour: staff_factories.ProbeHourFactory,
+    platform.Price: billing.PriceFactory, platform.UsageRecord: billing.UsageRecordFactory,
+    platform.BillingAccount: billing.BillingAccountFactory, platform.Invoice: billing.InvoiceFactory,
+    platform.TaxId: billing.TaxIdFactory, platform.PaymentEvent: billing.PaymentEventFactory,
+    platform.DeploymentVisit: billing.DeploymentVisitFactory,
     platform.OAuthState: git.OAuthStateFactory, platform.GitConnection: git.GitConnectionFactory,
     platform.GitInstallation: git.GitInstallationFactory, platform.LinkedIdentity: git.LinkedIdentityFactory,
     platform.Environment: env.EnvironmentFactory, platform.EnvVar: env.EnvVarFactory,

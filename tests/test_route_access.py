@@ -47,7 +47,7 @@ def is_public(op) -> bool:
 
 # Operations anyone may call: sign-in and sign-up, OAuth starts and callbacks (they carry a signed state),
 # agents and builders (their own node and job tokens), deploy hooks (the secret is the credential), invitation lookup, preview
-# passwords, the code-host and SMS provider webhooks (signed bodies), and the warehouse directory.
+# passwords, the code-host, payments and SMS provider webhooks (signed bodies), and the warehouse directory.
 PUBLIC = {
     "GET /health",
     # the public status page's data (docs/staff.md)
@@ -65,7 +65,7 @@ PUBLIC = {
     "POST /v1/auth/email/verify",  # the emailed link's token is the credential
     "POST /v1/hooks/deploy/{secret}", "GET /v1/invitations/{token}",
     "GET /v1/preview-protection/{project_id}/check", "POST /v1/preview-protection/{project_id}/verify",
-    "POST /v1/webhooks/git-a",
+    "POST /v1/webhooks/git-a", "POST /v1/webhooks/payments",
     # workspace single sign-on: the state is signed like social sign-in's (docs/org.md)
     "GET /v1/auth/sso/{org}/start", "GET /v1/auth/sso/{org}/callback",
     # feedback from visitors who are not signed in (limited per client address)
@@ -181,10 +181,12 @@ def test_token_without_the_scope_gets_403(world, service, method, path, op):
     assert row_counts() == before
 
 
-# Listing a provider's repositories asks the provider itself, which the workspace is not connected to; staff routes
-# answer alice (no staff) 403 (tests/platform_app/staff/ read them as staff).
+# Listing a provider's repositories asks the provider itself, which the workspace is not connected to; so does
+# listing payment methods (the test settings configure no payments provider: 409 payments_not_configured). Staff
+# routes answer alice (no staff) 403 (tests/platform_app/staff/ read them as staff).
 READS = [(s, m, p, op) for s, m, p, op in SECURED if m == "GET" and "{" in p and s == "platform"
-         and p != "/v1/orgs/{org_id}/git/{provider}/repos" and not p.startswith("/v1/admin/")]
+         and p not in ("/v1/orgs/{org_id}/git/{provider}/repos", "/v1/orgs/{org_id}/billing/payment-methods")
+         and not p.startswith("/v1/admin/")]
 
 
 @pytest.mark.parametrize("service, method, path, op", READS, ids=ids(READS))

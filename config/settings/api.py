@@ -56,5 +56,8 @@ SPECTACULAR_SETTINGS = {
         "IncidentImpactEnum": ["minor", "major", "critical"],
         "StatusStateEnum": ["operational", "degraded", "outage"],
         "StatusComponentEnum": list(STATUS_COMPONENTS),
+        "FeedbackStatusEnum": ["new", "triaged", "done"],
+        "TunnelStatusEnum": ["stopped", "waiting", "connected"],
+        "InvoiceKindEnum": "platform_app.models.billing.Invoice.Kind",
     },
 }

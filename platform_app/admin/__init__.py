@@ -7,3 +7,4 @@ from . import dedicated_dbs  # noqa: F401
 from . import tunnels  # noqa: F401
 from . import staff  # noqa: F401,E402  incidents, status probes, the index overview
 from . import org  # noqa: F401,E402  SSO, SCIM, IP allowlist, feedback, growth
+from . import billing  # noqa: F401,E402  price book, usage, accounts, invoices, tax ids, payment events

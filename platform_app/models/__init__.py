@@ -20,3 +20,4 @@ from .dedicated_dbs import *  # noqa: F401,F403  dedicated databases and their b
 from .tunnels import *  # noqa: F401,F403  the tunnel, its connections and relay rows
 from .staff import *  # noqa: F401,F403  incidents, status probe samples
 from .org import *  # noqa: F401,F403  SSO, SCIM, IP allowlist, feedback, growth
+from .billing import *  # noqa: F401,F403  price book, usage records, billing accounts, invoices, tax ids

@@ -190,6 +190,8 @@ class Instance(models.Model):
     port = models.PositiveIntegerField(null=True, blank=True)
     pid = models.PositiveIntegerField(null=True, blank=True)
     error = models.CharField(max_length=500, blank=True)
+    memory_peak_bytes = models.PositiveBigIntegerField(null=True, blank=True,
+                                                       help_text="highest memory its sandbox used, as the node reported")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 

@@ -110,8 +110,15 @@ class Instance:
     def report(self) -> dict:
         running = self.sandboxed.poll() is None  # an exited one is `starting` again after its backoff
         status = "crashed" if self.crashed else "running" if running and self.healthy else "starting"
-        return {"instanceId": self.instance_id, "port": self.port, "pid": self.sandboxed.pid, "status": status,
-                "error": self.error if status != "running" else "", "restarts": self.restarts}
+        report = {"instanceId": self.instance_id, "port": self.port, "pid": self.sandboxed.pid, "status": status,
+                  "error": self.error if status != "running" else "", "restarts": self.restarts}
+        try:
+            peak = self.sandboxed.usage().get("memory") or 0  # the sandbox's peak memory, where its cgroup tells
+        except (OSError, ValueError):
+            peak = 0
+        if peak:
+            report["memoryPeakBytes"] = int(peak)
+        return report
 
     def stop(self):
         self.stop_relay()  # closes the listener too

@@ -12,3 +12,4 @@ from . import dedicated_dbs  # noqa: F401
 from . import tunnels  # noqa: F401
 from . import staff  # noqa: F401
 from . import org  # noqa: F401
+from . import billing  # noqa: F401

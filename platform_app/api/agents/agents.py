@@ -33,7 +33,7 @@ class InstanceSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Instance
-        fields = ("id", "node_id", "status", "port", "pid", "error", "created_at", "updated_at")
+        fields = ("id", "node_id", "status", "port", "pid", "error", "memory_peak_bytes", "created_at", "updated_at")
 
 
 class JoinInput(InputSerializer):
@@ -170,7 +170,7 @@ class RuntimeLogsView(PlatformView):
 
 
 class ImageDeploymentView(PlatformView):
-    @endpoint(scope="deploy", status=201, request=ImageInput, response=DeploymentSerializer,
+    @endpoint(scope="deploy", status=201, request=ImageInput, response=DeploymentSerializer, errors=(402,),
               summary="Deploy an image (needs an agent reporting a container runtime; otherwise ends `error`)")
     def post(self, request, org_id, project_id):
         data = validated(ImageInput, request)

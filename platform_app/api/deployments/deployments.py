@@ -74,7 +74,7 @@ class ProjectDeploymentsView(PlatformView):
     def get(self, request, org_id, project_id):
         return cursor_page(request, deployments_of(project=self.project(project_id)), DeploymentSerializer)
 
-    @endpoint(scope="deploy", status=201, request=TriggerInput, response=DeploymentSerializer,
+    @endpoint(scope="deploy", status=201, request=TriggerInput, response=DeploymentSerializer, errors=(402,),
               also={200: OpenApiResponse(DeploymentSerializer, description="An Idempotency-Key replay")},
               summary="Trigger a deployment (queued, then built by a worker)",
               parameters=[OpenApiParameter("Idempotency-Key", str, OpenApiParameter.HEADER,

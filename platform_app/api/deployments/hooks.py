@@ -64,7 +64,7 @@ class HookDetailView(PlatformView):
 
 
 class HookFireView(PlatformView):
-    @endpoint(public=True, request=None, response=DeploymentSerializer, errors=(429,),
+    @endpoint(public=True, request=None, response=DeploymentSerializer, errors=(402, 429),
               summary="Fire a deploy hook (the secret in the path authenticates; unknown secrets are 404)",
               description="One queued build per hook: while the hook's last build has not started, 429 with "
                           "`Retry-After` and `details.deploymentId`.")

@@ -9,7 +9,7 @@ from platform_app.api.identity.serializers import UserSerializer
 from platform_app.services.identity import email_verification as services
 
 
-class VerifyInput(InputSerializer):
+class EmailVerifyInput(InputSerializer):
     token = serializers.CharField(max_length=500, help_text="The `token` of the emailed link "
                                                             "(`.../verify-email/?token=...`).")
 
@@ -26,10 +26,10 @@ class EmailVerificationView(PlatformView):
 
 
 class EmailVerifyView(PlatformView):
-    @endpoint(public=True, request=VerifyInput, summary="Verify an email address with the token of its link",
+    @endpoint(public=True, request=EmailVerifyInput, summary="Verify an email address with the token of its link",
               description="No sign-in needed: the token names the account. 400 `invalid_verification_link` (also "
                           "when the account's address changed since) or `verification_link_expired`.",
               response=inline_serializer("EmailVerified", {"user": UserSerializer()}))
     def post(self, request):
-        user = services.email_verify(token=validated(VerifyInput, request)["token"])
+        user = services.email_verify(token=validated(EmailVerifyInput, request)["token"])
         return Response({"user": UserSerializer(user).data})

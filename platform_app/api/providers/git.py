@@ -199,15 +199,15 @@ class UnclaimedInstallationsView(PlatformView):
         return Response({"items": InstallationSerializer(rows, many=True).data, "next_cursor": None})
 
 
-class ClaimInput(InputSerializer):
+class GitClaimInput(InputSerializer):
     installation_id = serializers.CharField(max_length=40)
 
 
 class ClaimView(PlatformView):
-    @endpoint(scope="admin", status=201, request=ClaimInput, response=ConnectionSerializer,
+    @endpoint(scope="admin", status=201, request=GitClaimInput, response=ConnectionSerializer,
               summary="Claim an unclaimed git-a installation for this workspace")
     def post(self, request, org_id):
-        data = validated(ClaimInput, request)
+        data = validated(GitClaimInput, request)
         conn = connections.installation_claim(workspace=self.workspace,
                                               installation_id=data["installation_id"], actor=request.user)
         return Response(ConnectionSerializer(conn).data, status=201)

@@ -108,7 +108,7 @@ class ComponentDetailView(PlatformView):
 
 
 class ComponentDeployView(PlatformView):
-    @endpoint(scope="deploy", status=201, request=None, response=DeploymentSerializer,
+    @endpoint(scope="deploy", status=201, request=None, response=DeploymentSerializer, errors=(402,),
               summary="Build and roll out the component (its instances are replaced once the new ones are healthy)")
     def post(self, request, org_id, project_id, component_id):
         deployment = services.component_deploy(project=self.project(project_id), component_id=component_id,

@@ -7,7 +7,9 @@ from rest_framework.response import Response
 from config.inputs import query_int
 from platform_app.api.base import PAGE_PARAMETERS, cursor_page, endpoint
 from platform_app.api.staff.base import StaffView
-from platform_app.models import AgentNode, AuditEvent, Deployment, Membership, Project, User, Workspace
+from platform_app.api.billing.billing import InvoiceSerializer
+from platform_app.models import AgentNode, AuditEvent, Deployment, Membership, Project, UsageRecord, User, Workspace
+from platform_app.services.billing.selectors import invoices_all, revenue_by_month
 from platform_app.services.staff import selectors
 
 MAX_DAYS = 90
@@ -37,13 +39,12 @@ TiersSerializer = inline_serializer("AdminTiers", {
     "total": serializers.IntegerField(),
 })
 
-RevenueSerializer = inline_serializer("AdminRevenue", {
-    "items": inline_serializer("AdminRevenueMonth", {
-        "month": serializers.CharField(help_text="YYYY-MM"), "currency": serializers.CharField(allow_null=True),
-        "revenue": serializers.JSONField(), "invoices": serializers.IntegerField()}, many=True),
-    "available": serializers.BooleanField(help_text="false: the platform stores no invoices"),
-    "reason": serializers.CharField(allow_null=True),
-})
+RevenueSerializer = inline_serializer("RevenueByMonth", {
+    "currency": serializers.CharField(),
+    "months": inline_serializer("RevenueMonth", {
+        "month": serializers.CharField(help_text="YYYY-MM of the invoices' period"),
+        "invoiced": serializers.IntegerField(), "paid": serializers.IntegerField(),
+        "invoices": serializers.IntegerField()}, many=True)})
 
 ConfigSerializer = inline_serializer("AdminConfig", {
     "debug": serializers.BooleanField(), "allowed_hosts": serializers.ListField(child=serializers.CharField()),
@@ -64,14 +65,6 @@ FailuresSerializer = inline_serializer("AdminDeployFailures", {
         "deployments": serializers.ListField(child=serializers.CharField(), help_text="up to 5, newest first")},
         many=True),
 })
-
-StoredListSerializer = inline_serializer("AdminStoredList", {
-    "items": serializers.ListField(child=_dict_field()),
-    "next_cursor": serializers.CharField(allow_null=True),
-    "available": serializers.BooleanField(help_text="false: the platform stores no such rows"),
-    "reason": serializers.CharField(allow_null=True),
-})
-
 
 class AdminWorkspaceSerializer(serializers.ModelSerializer):
     members = serializers.IntegerField(source="member_count")
@@ -112,13 +105,6 @@ class AdminAuditSerializer(serializers.ModelSerializer):
 
     def get_actor(self, event) -> str | None:
         return event.actor.email if event.actor_id and event.actor else None
-
-
-class RowSerializer(serializers.BaseSerializer):
-    """A row of a model the staff area does not own (billing's), as its plain fields."""
-
-    def to_representation(self, row):
-        return selectors.row_dict(row)
 
 
 class AdminMemberSerializer(serializers.ModelSerializer):
@@ -168,10 +154,11 @@ class TiersView(StaffView):
 
 
 class RevenueView(StaffView):
-    @endpoint(scope="admin", response=RevenueSerializer, summary="Revenue by month from paid invoices (staff)",
-              description="`available` is false, with `reason`, while the platform stores no invoices.")
+    @endpoint(scope="admin", response=RevenueSerializer, summary="Invoiced and paid per month (staff)",
+              parameters=[OpenApiParameter("months", {"type": "integer", "minimum": 1},
+                                           description="1-36, default 12 (larger values are clamped)")])
     def get(self, request):
-        return Response(selectors.revenue_by_month())
+        return Response(revenue_by_month(months=query_int(request, "months", default=12, maximum=36)))
 
 
 class ConfigView(StaffView):
@@ -214,28 +201,35 @@ class AuditListView(StaffView):
         return cursor_page(request, selectors.audit_list(), AdminAuditSerializer)
 
 
-def _stored_page(request, queryset, what: str, model: str):
-    query_int(request, "limit", default=20, maximum=100)  # checked even when nothing is stored
-    if queryset is None:
-        return Response(selectors.absent(what, model))
-    response = cursor_page(request, queryset, RowSerializer)
-    response.data.update(available=True, reason=None)
-    return response
+class StaffInvoiceSerializer(InvoiceSerializer):
+    workspace_id = serializers.CharField()
+    workspace_slug = serializers.CharField(source="workspace.slug")
+
+    class Meta(InvoiceSerializer.Meta):
+        fields = (*InvoiceSerializer.Meta.fields, "workspace_id", "workspace_slug")
+
+
+class AdminUsageSerializer(serializers.ModelSerializer):
+    workspace_slug = serializers.CharField(source="workspace.slug")
+
+    class Meta:
+        model = UsageRecord
+        fields = ("id", "workspace_id", "workspace_slug", "project_ref", "project_name", "hour", "meter", "quantity",
+                  "updated_at")
 
 
 class InvoiceListView(StaffView):
-    @endpoint(scope="admin", response=StoredListSerializer, summary="Every invoice (staff)",
-              parameters=PAGE_PARAMETERS,
-              description="`available` is false, with `reason`, while the platform stores no invoices.")
+    @endpoint(scope="admin", response=StaffInvoiceSerializer(many=True), summary="Every workspace's invoices (staff)")
     def get(self, request):
-        return _stored_page(request, selectors.invoices_queryset(), "invoices", "Invoice")
+        return cursor_page(request, invoices_all(), StaffInvoiceSerializer)
 
 
 class UsageListView(StaffView):
-    @endpoint(scope="admin", response=StoredListSerializer, summary="Usage records (staff)", parameters=PAGE_PARAMETERS,
-              description="`available` is false, with `reason`, while the platform stores no usage records.")
+    @endpoint(scope="admin", response=AdminUsageSerializer(many=True), summary="Usage records, newest hour first "
+                                                                               "(staff)")
     def get(self, request):
-        return _stored_page(request, selectors.usage_queryset(), "usage records", "UsageRecord")
+        return cursor_page(request, UsageRecord.objects.select_related("workspace"), AdminUsageSerializer,
+                           order_field="hour")
 
 
 class OrgDetailView(StaffView):

@@ -7,11 +7,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, PositiveBigIntegerField, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from config.errors import NotFound, Unauthenticated
 from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
+from platform_app.services.billing.caps import usage_cap_enforce
 from platform_app.services.deployments.deployment_log import event_record
 from platform_app.services.identity.keys import sha256_hex
 
@@ -206,11 +208,18 @@ def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[di
     node.save()
     for report in instances:
         status = report.get("status") if report.get("status") in REPORTED else "running"
+        peak = report.get("memory_peak_bytes")
+        if isinstance(peak, int) and not isinstance(peak, bool) and 0 < peak < 2 ** 62:  # the highest reported
+            big = PositiveBigIntegerField()
+            peak = {"memory_peak_bytes": Greatest(Coalesce("memory_peak_bytes", Value(0), output_field=big),
+                                                  Value(peak), output_field=big)}
+        else:
+            peak = {}
         Instance.objects.filter(pk=report.get("instance_id"), node=node).exclude(
             status__in=("stopped", "stopping")).update(status=status, port=report.get("port"), pid=report.get("pid"),
                                                        restarts=max(0, int(report.get("restarts") or 0)),
                                                        error=(report.get("error") or "")[:500],
-                                                       updated_at=timezone.now())
+                                                       updated_at=timezone.now(), **peak)
     Instance.objects.filter(node=node, status="stopping").exclude(
         pk__in=[r.get("instance_id") for r in instances]).update(status="stopped", updated_at=timezone.now())
     for report in volumes or []:
@@ -270,6 +279,7 @@ def deployment_from_image(*, project, image_ref: str, env: str, actor=None) -> D
     """Image deployments need a node that reports a container runtime; without one the deployment ends
     `error` saying so."""
     image = image_ref or project.image_ref
+    usage_cap_enforce(workspace=project.workspace)  # 402, as deployment_trigger: image deploys do not pass there
     deployment = Deployment.objects.create(project=project, env=env, branch="", trigger="api",
                                            created_by=actor if getattr(actor, "pk", None) else None,
                                            snapshot={"image": image})

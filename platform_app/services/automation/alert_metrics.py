@@ -8,6 +8,7 @@ from django.db.models import Q
 from platform_app.models import CronRun, Deployment, Domain
 from platform_app.services.agents.agents import is_runtime, running_instance
 from platform_app.services.automation import edge_metrics
+from platform_app.services.billing.caps import usage_cap_percent
 
 COUNT_METRICS = ("deployment_failed", "cron_failed", "instance_down", "domain_misconfigured")
 UNITS = {"deployment_failed": "failed deployments", "build_duration": "s", "edge_5xx_rate": "% 5xx",
@@ -63,7 +64,9 @@ def domain_misconfigured(project, since, now):
 
 
 def usage_cap(project, since, now):
-    return None, "Billing (spend and usage cap) is not stored on this platform yet."
+    """% of the workspace's monthly usage cap spent this period (a state, not events in the window)."""
+    percent = usage_cap_percent(workspace=project.workspace_id, now=now)
+    return (percent, "") if percent is not None else (None, "The workspace has no usage cap.")
 
 
 MEASURES = {"deployment_failed": deployment_failed, "build_duration": build_duration, "edge_5xx_rate": edge_5xx_rate,

@@ -1,5 +1,6 @@
-"""Per-project, per-minute counters of what the edge served: requests, 5xx answers and a latency histogram,
-kept in the cache (Redis in production; never a database write).
+"""Per-project, per-minute counters of what the edge served: requests, 5xx answers, a latency histogram and the
+bytes of the answers, plus a per-deployment, per-hour request count, kept in the cache (Redis in production; never
+a database write). Alerts read windows of them; billing's metering task rolls finished hours into usage records.
 
 `record` is called once per served request by platform_app/edge.py and only counts in the process; the counts
 reach the cache in one pipelined round trip at most every EDGE_METRICS_FLUSH_SECONDS (a request's own cost stays
@@ -40,6 +41,10 @@ def _key(project_id: str, minute: int, name: str) -> str:
     return f"edgem:{project_id}:{minute}:{name}"
 
 
+def _visit_key(deployment_id: str, hour: int) -> str:
+    return f"edgev:{deployment_id}:{hour}"
+
+
 def _bucket(duration_ms: float) -> int:
     return next((i for i, bound in enumerate(BUCKETS_MS) if duration_ms <= bound), len(BUCKETS_MS))
 
@@ -49,14 +54,19 @@ _pending_lock = threading.Lock()
 _last_flush = 0.0
 
 
-def record(project_id: str, status: int, duration_seconds: float, *, at: float | None = None) -> None:
-    """Count one served request (in the process; flushed to the cache about once a second)."""
+def record(project_id: str, status: int, duration_seconds: float, *, at: float | None = None, size: int = 0,
+           deployment_id: str | None = None) -> None:
+    """Count one served request of `size` bytes (in the process; flushed to the cache about once a second)."""
     global _last_flush
     minute = _minute(time.time() if at is None else at)
     names = ["n", f"b{_bucket(duration_seconds * 1000)}"] + (["5xx"] if status >= 500 else [])
     with _pending_lock:
         for name in names:
             _pending[_key(project_id, minute, name)] += 1
+        if size > 0:
+            _pending[_key(project_id, minute, "bytes")] += size
+        if deployment_id:
+            _pending[_visit_key(deployment_id, minute // 60)] += 1
         due = time.monotonic() - _last_flush >= settings.EDGE_METRICS_FLUSH_SECONDS
         if due:
             _last_flush = time.monotonic()
@@ -110,6 +120,33 @@ def window(project_id: str, minutes: int, *, now: float | None = None) -> dict:
 
     return {"requests": total("n"), "errors": total("5xx"),
             "buckets": [total(f"b{i}") for i in range(len(BUCKETS_MS) + 1)]}
+
+
+def hour_totals(project_id: str, hour_start: float) -> dict:
+    """Requests and bytes served for a project in the hour starting at `hour_start` (a Unix time on the hour)."""
+    flush()
+    first = _minute(hour_start)
+    keys = [_key(project_id, m, name) for m in range(first, first + 60) for name in ("n", "bytes")]
+    try:
+        values = cache.get_many(keys)
+    except Exception as exc:  # noqa: BLE001
+        _warn("unreadable", exc)
+        values = {}
+    return {"requests": sum(int(v) for k, v in values.items() if k.endswith(":n")),
+            "bytes": sum(int(v) for k, v in values.items() if k.endswith(":bytes"))}
+
+
+def deployments_visited(deployment_ids: list[str], hour_start: float) -> set[str]:
+    """Which of these deployments the edge served in the hour starting at `hour_start`."""
+    flush()
+    hour = _minute(hour_start) // 60
+    keys = {_visit_key(pk, hour): pk for pk in deployment_ids}
+    try:
+        values = cache.get_many(list(keys)) if keys else {}
+    except Exception as exc:  # noqa: BLE001
+        _warn("unreadable", exc)
+        values = {}
+    return {keys[k] for k, v in values.items() if int(v) > 0}
 
 
 def p95_ms(buckets: list[int]) -> float | None:

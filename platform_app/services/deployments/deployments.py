@@ -13,6 +13,7 @@ from django.utils import timezone
 from config.errors import Conflict, NotFound, ValidationFailed
 from config.jobs import enqueue, publish
 from platform_app.models import Deployment
+from platform_app.services.billing.caps import usage_cap_enforce
 from platform_app.services.teams.audit import audit_record
 from platform_app.services.edge.hostcache import edge_hosts_invalidate
 # Log lines are written and read through deployment_log; these names stay importable from here too.
@@ -31,7 +32,7 @@ def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, a
     """Record a queued deployment and enqueue its build once the transaction commits. A retried call with the
     same Idempotency-Key (within `idempotency_scope`) returns the first deployment (`_replayed` set) instead of
     building twice. A `component`'s deployment becomes that component's when ready (not the project's
-    production)."""
+    production). Refused with 402 `usage_cap_reached` once the workspace's spend reached its usage cap."""
     if idempotency_key and len(idempotency_key) > IDEMPOTENCY_KEY_MAX:
         raise ValidationFailed(f"`Idempotency-Key` must be at most {IDEMPOTENCY_KEY_MAX} characters.",
                                details={"Idempotency-Key": [f"At most {IDEMPOTENCY_KEY_MAX} characters."]})
@@ -60,6 +61,7 @@ def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key, compo
         raise ValidationFailed("trigger must be manual, api, hook or git.", details={"trigger": ["Invalid."]})
     if project.source == project.Source.IMAGE or not (project.git_url or project.git_provider):
         raise ValidationFailed("This project has no Git repository to build.", code="not_buildable")
+    usage_cap_enforce(workspace=project.workspace)  # 402 once this period's spend reached the workspace's cap
     deployment = Deployment.objects.create(project=project, env=env, branch=branch or project.production_branch,
                                            trigger=trigger, created_by=actor if getattr(actor, "pk", None) else None,
                                            idempotency_key=idempotency_key or None, component=component)

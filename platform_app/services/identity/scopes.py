@@ -9,12 +9,12 @@ ROLE_SCOPES = {
     Role.ADMIN: {Scope.ADMIN},
     Role.DEVELOPER: {Scope.DEPLOY, Scope.ENV_WRITE, Scope.DOMAINS},
     Role.VIEWER: {Scope.READ},
-    Role.BILLING: {Scope.READ},
+    Role.BILLING: {Scope.READ, Scope.BILLING},  # billing: plan, payment methods, invoices, usage cap
 }
 
 
 def scope_allows(held, required: str | None) -> bool:
-    """`admin` ⊇ everything; `env:write` ⊇ `env:read`; every scope but `env:read` ⊇ `read`."""
+    """`admin` ⊇ everything (`billing` included); `env:write` ⊇ `env:read`; every scope but `env:read` ⊇ `read`."""
     held = set(held)
     if required is None or Scope.ADMIN in held or required in held:
         return True

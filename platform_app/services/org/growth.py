@@ -5,8 +5,7 @@ Weeks are ISO weeks in UTC, named by their Monday. The funnel's steps are the mi
 services/org/growth_events.py: a cohort is the accounts created in a week (`date_joined`, whatever created them);
 a user reaches a workspace milestone when a workspace they created reached it.
 
-Revenue comes from the sources billing registers (`growth_revenue_source_register`); without one the review says
-0 and why."""
+Revenue is what paid invoices brought in during the week (billing's `revenue_paid_between`)."""
 import json
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -22,15 +21,7 @@ from platform_app.models import Deployment, GrowthEvent, WeeklyReview
 from platform_app.services.org.growth_events import MILESTONES, WORKSPACE_CREATED
 
 User = get_user_model()
-NO_REVENUE_NOTE = "No billing data on this server: revenue is 0 until billing reports payments."
 MAX_PROPERTIES, MAX_PROPERTIES_BYTES = 20, 2048
-_REVENUE_SOURCES: list = []
-
-
-def growth_revenue_source_register(source) -> None:
-    """`source(start, end)` → revenue in minor units between two aware datetimes (billing registers one)."""
-    if source not in _REVENUE_SOURCES:
-        _REVENUE_SOURCES.append(source)
 
 
 def week_of(moment) -> date:
@@ -108,9 +99,11 @@ def growth_funnel(*, weeks: int, now=None) -> dict:
 # Weekly review ----------------------------------------------------------------------------------
 
 def _revenue(start, end) -> tuple[int, str]:
-    if not _REVENUE_SOURCES:
-        return 0, NO_REVENUE_NOTE
-    return sum(int(source(start, end) or 0) for source in _REVENUE_SOURCES), ""
+    from django.conf import settings as conf
+
+    from platform_app.services.billing.selectors import revenue_paid_between
+
+    return revenue_paid_between(start, end), f"paid invoices, minor units of {conf.BILLING_CURRENCY.upper()}"
 
 
 def growth_review_compute(*, week: date) -> WeeklyReview:

@@ -4,11 +4,9 @@ functions, so the two always agree. Reads only; nothing here is invented: data t
 from collections import Counter
 from datetime import datetime, timedelta
 
-from django.apps import apps
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Q, Sum
-from django.db.models.functions import TruncMonth
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from config.errors import NotFound
@@ -79,72 +77,6 @@ def tiers() -> dict:
     plans = list(settings.PLANS) + sorted(set(counts) - set(settings.PLANS))
     return {"items": [{"plan": plan, "workspaces": counts.get(plan, 0), "known": plan in settings.PLANS}
                       for plan in plans], "total": sum(counts.values())}
-
-
-# Billing data (the billing area's models, when they exist) -----------------------------------------
-
-def _model(name: str):
-    try:
-        return apps.get_model("platform_app", name)
-    except LookupError:
-        return None
-
-
-def absent(what: str, model: str) -> dict:
-    """A list answer saying the data is not stored here (never invented)."""
-    return {"items": [], "next_cursor": None, "available": False,
-            "reason": f"This platform stores no {what} yet (no {model} model); nothing is estimated."}
-
-
-def _field(model, *names):
-    present = {f.name for f in model._meta.get_fields()}
-    return next((n for n in names if n in present), None)
-
-
-def revenue_by_month() -> dict:
-    """Paid invoices' totals per month and currency, when invoices are stored; else absent."""
-    Invoice = _model("Invoice")
-    if Invoice is None:
-        return {"items": [], "available": False,
-                "reason": "This platform stores no invoices yet (no Invoice model); revenue is not estimated."}
-    when = _field(Invoice, "paid_at", "period_start", "created_at")
-    total = _field(Invoice, "total", "amount_paid", "amount")
-    currency = _field(Invoice, "currency")
-    if not when or not total:
-        return {"items": [], "available": False, "reason": "The Invoice model has no date or total field."}
-    rows = Invoice.objects.all()
-    if _field(Invoice, "status"):
-        rows = rows.filter(status="paid")
-    keys = ["month"] + ([currency] if currency else [])
-    rows = (rows.exclude(**{f"{when}__isnull": True}).annotate(month=TruncMonth(when)).values(*keys)
-            .annotate(revenue=Sum(total), invoices=Count("pk")).order_by("month"))
-    return {"items": [{"month": row["month"].strftime("%Y-%m"), "currency": row.get(currency) if currency else None,
-                       "revenue": row["revenue"], "invoices": row["invoices"]} for row in rows],
-            "available": True, "reason": None}
-
-
-def invoices_queryset():
-    """The stored invoices (newest first), or None when the platform has no Invoice model."""
-    Invoice = _model("Invoice")
-    return None if Invoice is None else Invoice.objects.all()
-
-
-def usage_queryset():
-    """The stored usage records, or None when the platform has no UsageRecord model."""
-    Usage = _model("UsageRecord")
-    return None if Usage is None else Usage.objects.all()
-
-
-def row_dict(row) -> dict:
-    """A stored row of a model this area does not own, as its plain fields (secrets never: fields named like
-    one are left out)."""
-    out = {}
-    for f in row._meta.concrete_fields:
-        if any(word in f.name for word in ("secret", "password", "token", "key_hash", "encrypted")):
-            continue
-        value = getattr(row, f.attname)
-        out[f.attname if not f.is_relation else f.name + "_id"] = value
-    return out
 
 
 # Running configuration -----------------------------------------------------------------------------

@@ -158,7 +158,8 @@ def test_a_misconfigured_domain(client, workspace, smtp, httpserver, evaluate):
     assert evaluate() == 1 and len(smtp) == 1
 
 
-def test_usage_cap_measures_nothing_yet(client, workspace, httpserver, evaluate):
+def test_usage_cap_measures_nothing_without_a_cap(client, workspace, httpserver, evaluate):
+    """With a cap it measures the share spent (tests/platform_app/billing/test_usage_cap.py)."""
     project = ProjectFactory(workspace=workspace)
     add_rule(client, project, httpserver, "usage_cap", 80)
     assert evaluate() == 0

@@ -18,6 +18,7 @@ ROUTES = {
     "deploy": ("post", P + "/deployments"),
     "env:read": ("get", P + "/env"),
     "env:write": ("post", P + "/env"),
+    "billing": ("post", "/v1/orgs/acme/billing/usage-cap"),
     "admin": ("post", "/v1/orgs/acme/api-tokens"),
 }
 
@@ -28,7 +29,8 @@ EXPECTED = {
     "env:read": {"env:read"},
     "env:write": {"read", "env:read", "env:write"},
     "domains": {"read", "domains"},
-    "admin": {"read", "deploy", "env:read", "env:write", "domains", "admin"},
+    "billing": {"read", "billing"},
+    "admin": {"read", "deploy", "env:read", "env:write", "domains", "billing", "admin"},
 }
 
 

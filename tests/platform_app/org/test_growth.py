@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from platform_app.models import Deployment, GrowthEvent, User, WeeklyReview, Workspace
-from platform_app.services.org import growth
 from platform_app.tasks.org import growth_reviews_compute
 from tests.conftest import hosted_repo
 from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
@@ -126,7 +125,7 @@ def test_review_current_and_history(staff, as_user, workspace, time_machine):
     assert {k: body[k] for k in ("week", "activeWorkspaces", "signUps", "deployments", "failureRate", "revenue")} == {
         "week": "2026-11-16", "activeWorkspaces": 2, "signUps": 1, "deployments": 4, "failureRate": 0.3333,
         "revenue": 0}
-    assert "No billing data" in body["revenueNote"]
+    assert body["revenueNote"] == "paid invoices, minor units of USD"  # none paid this week
     # beat keeps last week too; history is newest first, n validated
     growth_reviews_compute.delay()
     history = client.get("/v1/growth/review/history?n=5").json()
@@ -139,11 +138,18 @@ def test_review_current_and_history(staff, as_user, workspace, time_machine):
     assert len(client.get("/v1/growth/review/history?n=2").json()["items"]) == 2
 
 
-def test_a_registered_revenue_source_is_summed(staff, as_user, monkeypatch):
-    monkeypatch.setattr(growth, "_REVENUE_SOURCES", [])
-    growth.growth_revenue_source_register(lambda start, end: 4200)
+def test_revenue_is_what_paid_invoices_brought_in_this_week(staff, as_user):
+    from django.utils import timezone
+
+    from tests.platform_app.billing.factories import InvoiceFactory
+
+    now = timezone.now()
+    InvoiceFactory(status="paid", total=4200, paid_at=now)
+    InvoiceFactory(status="paid", total=800, paid_at=now)
+    InvoiceFactory(status="open", total=9999)  # not paid
+    InvoiceFactory(status="paid", total=5000, paid_at=now - timedelta(days=8))  # another week
     body = as_user(staff).get("/v1/growth/review/current").json()
-    assert body["revenue"] == 4200 and body["revenueNote"] == ""
+    assert body["revenue"] == 5000 and "paid invoices" in body["revenueNote"]
 
 
 def test_growth_reads_are_for_staff(alice, as_user):

@@ -1,7 +1,6 @@
 """The staff reports `/v1/admin/...` through the HTTP API: staff only (every route refuses non-staff users, staff
-tokens without `admin` and tokens bound to a workspace), each report against numbers the test created, the data
-the platform does not store reported absent, bad query parameters 400 naming them, and the Django admin's index
-showing the same overview."""
+tokens without `admin` and tokens bound to a workspace), each report against numbers the test created, bad query
+parameters 400 naming them, and the Django admin's index showing the same overview."""
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,6 +9,7 @@ from django.urls import reverse
 from platform_app.models import AgentNode, BuildJob, Incident
 from tests.factories import MembershipFactory, SuperuserFactory, UserFactory, WorkspaceFactory
 from tests.platform_app.agents.factories import AgentNodeFactory
+from tests.platform_app.billing.factories import UsageRecordFactory
 from tests.platform_app.deployments.factories import DeploymentFactory, DoctorReportFactory, LogLineFactory
 from tests.platform_app.identity.factories import AuditEventFactory
 from tests.platform_app.projects.factories import ProjectFactory
@@ -134,15 +134,17 @@ def test_tiers_count_workspaces_per_plan(staff_client):
                               {"plan": "legacy", "workspaces": 1, "known": False}], "total": 4}
 
 
-def test_billing_data_is_reported_absent_never_invented(staff_client):
-    revenue = staff_client.get("/v1/admin/billing/revenue-by-month").json()
-    assert revenue["items"] == [] and revenue["available"] is False and "Invoice" in revenue["reason"]
-    for path, model in (("/v1/admin/billing/invoices", "Invoice"), ("/v1/admin/usage", "UsageRecord")):
-        body = staff_client.get(path, {"limit": 5}).json()
-        assert body["items"] == [] and body["nextCursor"] is None and body["available"] is False
-        assert model in body["reason"]
-        bad = staff_client.get(path, {"limit": "many"})
-        assert bad.status_code == 400 and bad.json()["details"] == {"limit": ["Must be an integer."]}
+def test_usage_records_of_every_workspace_newest_hour_first(staff_client):
+    """Revenue and invoices are the billing area's tests (tests/platform_app/billing/test_staff_reports.py)."""
+    older = UsageRecordFactory(hour=NOW - timedelta(hours=2), meter="build_seconds", quantity=600)
+    newer = UsageRecordFactory(hour=NOW - timedelta(hours=1), meter="egress_bytes", quantity=2048)
+    first = staff_client.get("/v1/admin/usage", {"limit": 1}).json()
+    assert [(i["id"], i["meter"], i["quantity"]) for i in first["items"]] == [(newer.pk, "egress_bytes", 2048)]
+    assert first["items"][0]["workspaceSlug"] == newer.workspace.slug
+    rest = staff_client.get("/v1/admin/usage", {"limit": 1, "cursor": first["nextCursor"]}).json()
+    assert [i["id"] for i in rest["items"]] == [older.pk] and rest["nextCursor"] is None
+    bad = staff_client.get("/v1/admin/usage", {"limit": "many"})
+    assert bad.status_code == 400 and bad.json()["details"] == {"limit": ["Must be an integer."]}
 
 
 def test_config_shows_the_running_settings_without_secrets(staff_client, settings):
