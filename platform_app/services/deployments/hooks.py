@@ -39,7 +39,7 @@ def hook_fire(*, secret: str, idempotency_key: str | None = None):
 
     with transaction.atomic():
         # the row lock makes concurrent calls of one hook take turns: only the first sees no queued build
-        hook = (DeployHook.objects.select_for_update().select_related("project__workspace", "last_deployment")
+        hook = (DeployHook.objects.select_for_update(of=("self",)).select_related("project__workspace", "last_deployment")
                 .filter(secret_hash=sha256_hex(secret)).first())
         if hook is None:
             raise NotFound("No such deploy hook.")

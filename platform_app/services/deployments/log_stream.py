@@ -91,14 +91,15 @@ async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float =
         last = after
         yield b": stream open\n\n"
         while time.monotonic() - started < max_seconds:
+            key = ("log", deployment_id, last, sub.generation if sub else None)
+            status, lines = await shared_read(key, partial(run, partial(_log_after, deployment_id, last)))
+            # checked after the read, so no line goes out more than `recheck` seconds after the last check
             if access_lost is not None and time.monotonic() - checked >= recheck:
                 checked = time.monotonic()
                 reason = await run(access_lost)
                 if reason:
                     yield f"event: revoked\ndata: {reason}\n\n".encode()
                     return
-            key = ("log", deployment_id, last, sub.generation if sub else None)
-            status, lines = await shared_read(key, partial(run, partial(_log_after, deployment_id, last)))
             for seq, event in lines:
                 last = seq
                 yield event
