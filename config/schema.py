@@ -1,6 +1,9 @@
 """One OpenAPI document per service, each listing only its own paths, served as JSON and YAML
 beside Swagger UI and ReDoc. The errors each operation documents come from config/openapi.py."""
+import copy
+
 from django.urls import path
+from drf_spectacular.contrib.djangorestframework_camel_case import camelize_serializer_fields
 from drf_spectacular.renderers import OpenApiJsonRenderer2, OpenApiYamlRenderer2
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 from rest_framework.negotiation import BaseContentNegotiation
@@ -20,6 +23,22 @@ def warehouse_paths(endpoints, **kwargs):
     return [e for e in endpoints if e[0].startswith("/api/") and not e[0].startswith("/api/v1/")]
 
 
+# OAuth's own wire format (RFC 6749, RFC 7591): the MCP token endpoint answers these fields as they are spelled
+SNAKE_CASE_COMPONENTS = {"McpTokens", "McpOAuthError"}
+
+
+def camelize_platform_fields(result, generator, request, public):
+    """The platform's bodies are camelCase, except OAuth's."""
+    schemas = {name: component.schema for (name, kind), component in generator.registry._components.items()
+               if kind == "schemas" and name in SNAKE_CASE_COMPONENTS}
+    kept = copy.deepcopy(schemas)
+    result = camelize_serializer_fields(result, generator, request, public)
+    for name, schema in schemas.items():  # the same objects the document holds
+        schema.clear()
+        schema.update(kept[name])
+    return result
+
+
 class PlatformSchemaView(SpectacularAPIView):
     custom_settings = {
         "TITLE": "Deployment Platform API",
@@ -36,7 +55,7 @@ class PlatformSchemaView(SpectacularAPIView):
         }},
         "POSTPROCESSING_HOOKS": [
             "drf_spectacular.hooks.postprocess_schema_enums",
-            "drf_spectacular.contrib.djangorestframework_camel_case.camelize_serializer_fields",
+            "config.schema.camelize_platform_fields",
         ],
     }
 

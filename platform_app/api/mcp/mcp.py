@@ -113,7 +113,7 @@ class McpView(PlatformView):
             response["Mcp-Session-Id"] = server.session_new(user)
         return response
 
-    @endpoint(public=True, response=None, summary="End the session (sessions keep no state here)")
+    @endpoint(public=True, status=204, response=None, summary="End the session (sessions keep no state here)")
     def delete(self, request):
         return HttpResponse(status=204)
 
@@ -143,6 +143,11 @@ def _stream(asynchronous: bool):
     return response
 
 
+# never a redirect to a URI the request did not prove the client registered
+REFUSED_PAGE = {(400, "text/html"): OpenApiResponse(OpenApiTypes.STR, description="a page saying why the request is "
+                                                                                   "refused")}
+
+
 class AuthorizeView(PlatformView):
     """The consent page: a signed-in user lets an MCP client act for them, with the scopes it asks for (and may
     bind it to one workspace); the code goes to the client's redirect URI with its `state`."""
@@ -151,10 +156,17 @@ class AuthorizeView(PlatformView):
     parser_classes = [FormParser]
     permission_classes = []
 
-    @endpoint(public=True, summary="Consent page for an MCP client (OAuth 2.1 authorization code with PKCE)",
-              parameters=[OpenApiParameter(n, str) for n in ("client_id", "redirect_uri", "state", "code_challenge",
-                                                             "code_challenge_method", "scope", "response_type")],
-              response=OpenApiResponse(description="the consent page (HTML)"), errors=(400,))
+    @endpoint(public=True, status=(200, "text/html"),
+              summary="Consent page for an MCP client (OAuth 2.1 authorization code with PKCE)",
+              parameters=[OpenApiParameter("client_id", str, required=True),
+                          OpenApiParameter("redirect_uri", str, required=True,
+                                           description="one the client registered"),
+                          OpenApiParameter("code_challenge", str, required=True, description="43-128 characters"),
+                          OpenApiParameter("code_challenge_method", str, required=True, enum=["S256"]),
+                          OpenApiParameter("response_type", str, enum=["code"]),
+                          OpenApiParameter("state", str), OpenApiParameter("scope", str)],
+              response=OpenApiResponse(OpenApiTypes.STR, description="the consent page"),
+              also={302: OpenApiResponse(description="to sign in first"), **REFUSED_PAGE})
     def get(self, request):
         try:
             asked = oauth.authorize_check(request.query_params)
@@ -168,8 +180,9 @@ class AuthorizeView(PlatformView):
             "client": asked["client"], "scopes": asked["scopes"], "params": request.query_params,
             "workspaces": workspaces_of(request.user)})
 
-    @endpoint(public=True, request=None, summary="The user's decision: a redirect to the client with the code",
-              response=OpenApiResponse(description="a redirect"), errors=(400,))
+    @endpoint(public=True, status=302, request=None,
+              summary="The user's decision: a redirect to the client with the code (or to sign in first)",
+              response=OpenApiResponse(description="a redirect"), also=REFUSED_PAGE)
     def post(self, request):
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
@@ -193,6 +206,11 @@ class AuthorizeView(PlatformView):
         return HttpResponseRedirect(asked["redirect_uri"] + separator + urlencode(query))
 
 
+OAUTH_ERROR = OpenApiResponse(
+    inline_serializer("McpOAuthError", {"error": serializers.CharField(), "error_description": serializers.CharField()}),
+    description="OAuth's own error shape (RFC 6749 §5.2, RFC 7591 §3.2.2)")
+
+
 def _oauth_answer(body: dict, status: int):
     response = JsonResponse(body, status=status)
     response["Cache-Control"] = "no-store"
@@ -203,7 +221,8 @@ class TokenView(PlatformView):
     authentication_classes = []
     parser_classes = [FormParser, JSONParser]
 
-    @endpoint(public=True, status=201, errors=(400, 401), summary="Exchange a code (with its PKCE verifier), or "
+    @endpoint(public=True, status=201, also={400: OAUTH_ERROR, 401: OAUTH_ERROR},
+              summary="Exchange a code (with its PKCE verifier), or "
                                                                     "refresh; OAuth's own fields and errors",
               request={"application/x-www-form-urlencoded": OpenApiTypes.OBJECT},
               response=inline_serializer("McpTokens", {
@@ -231,7 +250,7 @@ class RegisterView(PlatformView):
     authentication_classes = []
     parser_classes = [JSONParser]
 
-    @endpoint(public=True, status=201, errors=(400,), request={"application/json": OpenApiTypes.OBJECT},
+    @endpoint(public=True, status=201, also={400: OAUTH_ERROR}, request={"application/json": OpenApiTypes.OBJECT},
               response=OpenApiResponse(description="the registered client (RFC 7591)"),
               summary="Register an MCP client (dynamic client registration, public clients)")
     def post(self, request):
