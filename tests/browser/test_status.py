@@ -46,7 +46,10 @@ def test_staff_open_an_incident_and_the_status_page_shows_it(live_platform, new_
     visitor.get_by_role("navigation", name="Site").get_by_role("link", name="Status").click()
     expect(visitor.get_by_role("heading", name="Slow builds")).to_be_visible()
     expect(visitor.get_by_text("A builder is down.")).to_be_visible()
-    expect(visitor.get_by_test_id("overall")).to_have_text("Degraded performance")
+    # the major incident degrades Builds; the overall state is the worst component's (a probe of another one may
+    # have found this busy machine slow), so it is at least degraded
+    expect(visitor.get_by_role("article", name="Builds", exact=True).locator(".badge")).to_have_text("degraded")
+    expect(visitor.get_by_test_id("overall")).not_to_have_text("All systems operational")
     expect(visitor.get_by_role("list", name="Builds, the last 90 days").locator("li")).to_have_count(90)
     axe_check(visitor)
     screenshot(visitor, "status")

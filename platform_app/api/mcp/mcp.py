@@ -23,6 +23,7 @@ from django.shortcuts import render
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
+from rest_framework.exceptions import ParseError
 from rest_framework.parsers import FormParser, JSONParser
 
 from platform_app.api.base import PlatformView, endpoint
@@ -211,6 +212,18 @@ OAUTH_ERROR = OpenApiResponse(
     description="OAuth's own error shape (RFC 6749 §5.2, RFC 7591 §3.2.2)")
 
 
+NOT_A_BODY = "The body is not a form or a JSON object."
+
+
+def _oauth_body(request):
+    """The request's fields, or None when its body does not parse: OAuth endpoints answer that in OAuth's shape."""
+    try:
+        data = request.data
+    except ParseError:
+        return None
+    return data if hasattr(data, "get") else None
+
+
 def _oauth_answer(body: dict, status: int):
     response = JsonResponse(body, status=status)
     response["Cache-Control"] = "no-store"
@@ -230,7 +243,9 @@ class TokenView(PlatformView):
                   "expires_in": serializers.IntegerField(), "refresh_token": serializers.CharField(),
                   "scope": serializers.CharField()}))
     def post(self, request):
-        data = request.data
+        data = _oauth_body(request)
+        if data is None:
+            return _oauth_answer({"error": "invalid_request", "error_description": NOT_A_BODY}, 400)
         try:
             if data.get("grant_type") == "authorization_code":
                 body = oauth.token_exchange(code=data.get("code", ""), client_id=data.get("client_id", ""),
@@ -254,7 +269,9 @@ class RegisterView(PlatformView):
               response=OpenApiResponse(description="the registered client (RFC 7591)"),
               summary="Register an MCP client (dynamic client registration, public clients)")
     def post(self, request):
-        data = request.data if isinstance(request.data, dict) else {}
+        data = _oauth_body(request)
+        if data is None:
+            return _oauth_answer({"error": "invalid_client_metadata", "error_description": NOT_A_BODY}, 400)
         try:
             client = oauth.client_register(name=data.get("client_name", ""), redirect_uris=data.get("redirect_uris"))
         except oauth.OAuthError as exc:

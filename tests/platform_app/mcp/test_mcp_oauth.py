@@ -78,6 +78,16 @@ def test_registration_refuses_redirects_that_could_leak_codes(api, uris):
     assert not McpClient.objects.exists()
 
 
+@pytest.mark.parametrize("url, body, error", [
+    ("/v1/mcp/register", b"\xbe\xef", "invalid_client_metadata"), ("/v1/mcp/register", b"[null, null]",
+                                                                      "invalid_client_metadata"),
+    ("/v1/mcp/token", b"{not json", "invalid_request")])
+def test_a_body_that_does_not_parse_gets_an_oauth_error(api, url, body, error):
+    resp = api.generic("POST", url, body, content_type="application/json")
+    assert resp.status_code == 400 and resp.json()["error"] == error and resp.json()["error_description"]
+    assert not McpClient.objects.exists()
+
+
 def test_registration_makes_a_public_client(api):
     resp = api.post("/v1/mcp/register", {"client_name": "Agent", "redirect_uris": [REDIRECT, "https://a.example/cb"],
                                          "logo_uri": "https://a.example/logo.png"}, format="json")
