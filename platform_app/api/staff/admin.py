@@ -9,7 +9,7 @@ from platform_app.api.base import PAGE_PARAMETERS, cursor_page, endpoint
 from platform_app.api.staff.base import StaffView
 from platform_app.api.billing.billing import InvoiceSerializer
 from platform_app.models import AgentNode, AuditEvent, Deployment, Membership, Project, UsageRecord, User, Workspace
-from platform_app.services.billing.selectors import invoices_all, revenue_by_month
+from platform_app.services.billing.selectors import invoices_all, revenue_by_month, usage_records_all
 from platform_app.services.staff import selectors
 
 MAX_DAYS = 90
@@ -228,7 +228,7 @@ class UsageListView(StaffView):
     @endpoint(scope="admin", response=AdminUsageSerializer(many=True), summary="Usage records, newest hour first "
                                                                                "(staff)")
     def get(self, request):
-        return cursor_page(request, UsageRecord.objects.select_related("workspace"), AdminUsageSerializer,
+        return cursor_page(request, usage_records_all(), AdminUsageSerializer,
                            order_field="hour")
 
 

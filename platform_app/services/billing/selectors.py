@@ -78,3 +78,10 @@ def invoices_all():
     from platform_app.models import Invoice
 
     return Invoice.objects.select_related("workspace")
+
+
+def usage_records_all():
+    """Every workspace's hourly usage records (staff)."""
+    from platform_app.models import UsageRecord
+
+    return UsageRecord.objects.select_related("workspace")
