@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Max
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from platform_app.models import Component, Deployment, Instance, UsageRecord
@@ -109,12 +109,14 @@ def _unvisited_previews(workspace, now: datetime) -> list[Recommendation]:
                                           component__isnull=True)
                 .exclude(env="production").exclude(pk__in=Component.objects.filter(project__workspace=workspace)
                                                    .exclude(deployment=None).values("deployment"))
-                .select_related("project"))
+                .select_related("project")
+                .annotate(live=Count("instances", filter=Q(instances__status__in=LIVE,
+                                                             instances__component__isnull=True))))
     found = []
     for d in previews:
         if d.project.production_deployment_id == d.pk:
             continue
-        live = Instance.objects.filter(deployment=d, status__in=LIVE, component__isnull=True).count()
+        live = d.live
         saving = _instance_monthly(settings.INSTANCE_DEFAULT_SIZE_KEY, live, now) if live else 0
         saving += monthly_amount(meters.STORAGE_ARTIFACTS, d.artifact_bytes or 0, now=now)
         if saving <= 0:
