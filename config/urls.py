@@ -29,8 +29,8 @@ urlpatterns = [
     path("scim/v2/", include("platform_app.api.org.scim_urls")),  # SCIM 2.0 (docs/org.md): its own error schema
     # Pages
     path("dashboard/otp/", include("otp_app.pages.urls")),
+    path("warehouses/", include("warehouse_app.pages.urls")),
     path("", include("platform_app.pages.urls")),
-    path("", include("warehouse_app.pages.urls")),
 ]
 if settings.BENCH_VIEWS:  # the benchmarks' baselines (bench/harness.py), off unless BENCH_VIEWS is set
     urlpatterns.insert(0, path("bench/", include("config.bench_views")))

@@ -155,13 +155,15 @@ def test_no_import_cycles():
     assert not unexpected, "import cycles:\n" + "\n".join(" ↔ ".join(c) for c in unexpected)
 
 
-HEAVY = ("osmium", "shapely", "numpy", "pyproj", "httpx", "dns", "boto3", "botocore", "stripe", "mcp")
+HEAVY = ("osmium", "shapely", "numpy", "pyproj", "httpx", "dns", "boto3", "botocore", "stripe", "mcp", "stdnum",
+         "pydoc", "croniter")
 
 
 def test_a_web_worker_loads_no_library_it_does_not_serve_with():
     """The OSM importer's libraries (osmium, shapely with numpy, pyproj: about 38 MiB a process) load only where an
     import runs; the HTTP client and dnspython where a request goes out or a name is resolved; the S3, payments
-    and MCP SDKs where they are used: a web worker that merely serves pages carries none of them."""
+    and MCP SDKs, python-stdnum (with pydoc) and croniter where they are used: a web worker that merely serves
+    pages carries none of them."""
     code = ("import sys, django.urls; import config.asgi; django.urls.get_resolver().url_patterns; "
             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
     env = {"DJANGO_SETTINGS_MODULE": "config.settings.test", "PATH": "/usr/bin:/bin"}

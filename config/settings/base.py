@@ -154,6 +154,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "warehouse_app.pages.kept.csrf_slot",  # after Django's csrf, which it stands in for
             ]
         },
     }

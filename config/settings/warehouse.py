@@ -20,8 +20,11 @@ WAREHOUSE_LOCAL_CHECK_SECONDS = env.float("WAREHOUSE_LOCAL_CHECK_SECONDS", defau
 WAREHOUSE_FACETS_TTL_SECONDS = env.float("WAREHOUSE_FACETS_TTL_SECONDS", default=300.0)
 # What searches found (pages of rows, counts by filter set, the ordered ids a text search matched), kept the same
 # way: at most this many bytes per process (about 850 bytes a row with its HTML, 36 an id), the least recently
-# used first out. 8 MiB holds about 1,000 pages of 20.
-WAREHOUSE_SEARCH_CACHE_BYTES = env.int("WAREHOUSE_SEARCH_CACHE_BYTES", default=8 * 1024 * 1024)
+# used first out. 4 MiB holds about 500 pages of 20.
+WAREHOUSE_SEARCH_CACHE_BYTES = env.int("WAREHOUSE_SEARCH_CACHE_BYTES", default=4 * 1024 * 1024)
 # A region page's map (the outlines of its largest facilities, an SVG document), built once and kept the same way:
 # at most this many bytes per process, plain and gzipped (about 0.75 MiB a region with the full 2,000 outlines).
 WAREHOUSE_REGION_MAP_CACHE_BYTES = env.int("WAREHOUSE_REGION_MAP_CACHE_BYTES", default=8 * 1024 * 1024)
+# Directory pages as a visitor without cookies sees them (warehouse_app/pages/kept.py), kept the same way: at most
+# this many bytes per process (a search page of 25 rows is about 20 KiB).
+WAREHOUSE_PAGE_CACHE_BYTES = env.int("WAREHOUSE_PAGE_CACHE_BYTES", default=2 * 1024 * 1024)

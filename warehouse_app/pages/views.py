@@ -10,6 +10,7 @@ from django.views.decorators.clickjacking import xframe_options_sameorigin
 from config.errors import NotFound
 from config.inputs import ascii_int
 from warehouse_app.pages.forms import QuoteForm
+from warehouse_app.pages.kept import kept_for_visitors
 from warehouse_app.services import directory, region_maps, selectors
 from warehouse_app.services.maps import outline_svg_path
 
@@ -17,6 +18,7 @@ from warehouse_app.services.maps import outline_svg_path
 SEARCH_PAGE_SIZE = 25
 
 
+@kept_for_visitors
 def home(request):
     return render(request, "warehouse_app/home.html", {
         "section": "directory", "regions": directory.regions(), "types": directory.facility_types(),
@@ -36,6 +38,7 @@ def _page_number(request) -> int:
     return value or 1
 
 
+@kept_for_visitors
 def search(request, **fixed):
     """The search form and browsing by region / city / type / operator share one view; a region page also
     draws the outlines of its largest facilities together. The page comes from the API's search service: the same

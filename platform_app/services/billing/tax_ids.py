@@ -4,8 +4,6 @@ component)."""
 import importlib
 from dataclasses import dataclass
 
-from stdnum.exceptions import InvalidChecksum, InvalidComponent, InvalidFormat, InvalidLength, ValidationError
-
 from config.errors import ValidationFailed
 
 
@@ -28,8 +26,8 @@ TYPES = {
     "in_gst": TaxIdType("IN", "stdnum.in_.gstin", "Indian GSTIN (12ABCDE3456FGZH)"),
     "br_cnpj": TaxIdType("BR", "stdnum.br.cnpj", "Brazilian CNPJ (01.234.456/5432-10)"),
 }
-RULES = ((InvalidChecksum, "checksum"), (InvalidLength, "length"), (InvalidFormat, "format"),
-         (InvalidComponent, "component"))
+RULES = (("InvalidChecksum", "checksum"), ("InvalidLength", "length"), ("InvalidFormat", "format"),
+         ("InvalidComponent", "component"))  # python-stdnum's exceptions, by class name
 EU_PREFIX_COUNTRY = {"EL": "GR", "XI": "GB"}  # VAT prefixes that are not the ISO country code
 
 
@@ -39,11 +37,14 @@ def tax_id_check(*, type: str, value: str) -> tuple[str, str]:
     if spec is None:
         raise ValidationFailed(f"type must be one of {', '.join(TYPES)}.",
                                details={"type": [f"One of {', '.join(TYPES)}."]})
+    # python-stdnum loads here, not in every web worker (about 9 MiB with the pydoc it imports)
+    from stdnum import exceptions
+
     module = importlib.import_module(spec.module)
     try:
         clean = module.validate(value)
-    except ValidationError as exc:
-        rule = next((name for cls, name in RULES if isinstance(exc, cls)), "format")
+    except exceptions.ValidationError as exc:
+        rule = next((name for cls, name in RULES if isinstance(exc, getattr(exceptions, cls))), "format")
         where = f"{type} ({spec.name})"
         raise ValidationFailed(f"value is not a valid {where}: {exc.message} (rule: {rule}, {spec.module}).",
                                details={"value": [f"{exc.message} Rule: {rule}."], "rule": rule, "type": type})

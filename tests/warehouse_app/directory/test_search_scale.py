@@ -157,6 +157,35 @@ def test_past_the_limit_the_count_is_the_planners_estimate(api, small, large, se
     assert body["count_is_estimate"] is False and body["count"] == exact
 
 
+@pytest.mark.postgres
+def test_an_area_bound_is_estimated_from_the_columns_statistics_without_planning_again(api, small, large, settings):
+    """Past the limit, a search with area bounds is counted as the planner counts it (the estimate without the
+    bounds times the share the column's statistics give them), and a new bound costs no EXPLAIN."""
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
+    scale_copies(20)
+    settings.WAREHOUSE_SEARCH_EXACT_COUNT = 100
+    api.get("/api/warehouses/search?type=industrial&min_area=1")  # the estimate without bounds, kept
+    estimated = 0
+    for bounds in ("min_area=700", "min_area=2500.5", "max_area=900", "min_area=300&max_area=4000"):
+        with CaptureQueriesContext(connection) as ctx:
+            body = api.get(f"/api/warehouses/search?type=industrial&{bounds}").json()
+        assert [q["sql"] for q in ctx.captured_queries if q["sql"].startswith("EXPLAIN")] == []
+        with connection.cursor() as cursor:  # what the planner says of the same statement
+            statements = directory.SearchStatements.of(("type", *(b.split("=")[0] for b in bounds.split("&"))))
+            values = ("industrial", *(float(b.split("=")[1]) for b in bounds.split("&")))
+            cursor.execute(statements.estimate_sql, statements.params(values))
+            planned = directory._plan_rows(cursor.fetchone()[0])
+        exact = reference(type_code="industrial", **{
+            {"min_area": "floor_area_m2__gte", "max_area": "floor_area_m2__lte"}[b.split("=")[0]]: float(b.split("=")[1])
+            for b in bounds.split("&")}).count()
+        assert body["count_is_estimate"] is (body["count"] > 100), bounds
+        if body["count_is_estimate"]:
+            estimated += 1
+            assert abs(body["count"] - planned) <= max(3, planned * 0.1), (bounds, body["count"], planned, exact)
+    assert estimated >= 3
+
+
 def test_the_search_page_pages_through_the_search_service(small, django_assert_max_num_queries):
     """The HTML search page shares the API's search: same order, bounded count, kept pages."""
     client = Client()
