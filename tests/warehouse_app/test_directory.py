@@ -25,6 +25,27 @@ def test_search_filters_and_names_what_it_could_not_apply(api, imported):
     assert body["count"] == 7 and body["unapplied_filters"] == []
 
 
+def test_a_search_answers_the_same_json_whether_its_page_is_new_or_kept(api, imported):
+    from warehouse_app.models import Facility
+
+    first = api.get("/api/warehouses/search?type=warehouse&colour=red")
+    again = api.get("/api/warehouses/search?type=warehouse&colour=red")
+    assert first.status_code == again.status_code == 200 and first["Content-Type"] == "application/json"
+    assert first.content == again.content  # the kept page's rows, written the same way
+    body = first.json()
+    assert list(body) == ["results", "count", "count_is_estimate", "page", "page_size", "unapplied_filters",
+                          "attribution"]
+    top = Facility.objects.filter(type_code="warehouse").order_by("-floor_area_m2", "slug").first()
+    assert body["results"][0] == {
+        "slug": top.slug, "name": top.name, "display_name": top.name or body["results"][0]["display_name"],
+        "osm_way_id": top.osm_id if top.osm_type == "way" else None,
+        "osm_url": f"https://www.openstreetmap.org/{top.osm_type}/{top.osm_id}", "type": "warehouse",
+        "region": top.region, "country": top.country, "city": top.city, "operator": top.operator,
+        "floor_area_m2": top.floor_area_m2, "lat": top.lat, "lon": top.lon, "status": "active"}
+    assert body["unapplied_filters"] == [{"name": "colour", "reason": "unknown filter"}]
+    assert "\\u" not in first.content.decode()  # UTF-8 as DRF writes it, not escaped
+
+
 def test_detail_has_way_id_and_outline(api, imported):
     slug = api.get("/api/warehouses/search?type=warehouse").json()["results"][0]["slug"]
     body = api.get(f"/api/warehouses/{slug}").json()

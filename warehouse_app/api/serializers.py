@@ -20,19 +20,32 @@ class FacilitySerializer(serializers.ModelSerializer):
         return facility_display_name(obj)
 
     def get_osm_way_id(self, obj) -> int | None:
-        return obj.osm_id if obj.osm_type == "way" else None
+        return osm_way_id(obj)
 
     def get_osm_url(self, obj) -> str:
-        return f"https://www.openstreetmap.org/{obj.osm_type}/{obj.osm_id}"
+        return osm_url(obj)
 
     def to_representation(self, obj):
-        """Every list and search page: the fields above written out directly, without DRF's per-field walk
-        (a third of a search's time in Python; the schema still comes from the declarations)."""
-        return {"slug": obj.slug, "name": obj.name, "display_name": facility_display_name(obj),
-                "osm_way_id": self.get_osm_way_id(obj), "osm_url": self.get_osm_url(obj), "type": obj.type_code,
-                "region": obj.region, "country": obj.country, "city": obj.city, "operator": obj.operator,
-                "floor_area_m2": float(obj.floor_area_m2), "lat": float(obj.lat), "lon": float(obj.lon),
-                "status": obj.status}
+        return facility_item(obj)
+
+
+def osm_way_id(obj) -> int | None:
+    return obj.osm_id if obj.osm_type == "way" else None
+
+
+def osm_url(obj) -> str:
+    return f"https://www.openstreetmap.org/{obj.osm_type}/{obj.osm_id}"
+
+
+def facility_item(obj) -> dict:
+    """A facility as every list and search page gives it: `FacilitySerializer`'s fields written out directly,
+    without DRF's per-field walk (a third of a search's time in Python; the schema still comes from the
+    declarations)."""
+    return {"slug": obj.slug, "name": obj.name, "display_name": facility_display_name(obj),
+            "osm_way_id": osm_way_id(obj), "osm_url": osm_url(obj), "type": obj.type_code,
+            "region": obj.region, "country": obj.country, "city": obj.city, "operator": obj.operator,
+            "floor_area_m2": float(obj.floor_area_m2), "lat": float(obj.lat), "lon": float(obj.lon),
+            "status": obj.status}
 
 
 class FacilityDetailSerializer(FacilitySerializer):

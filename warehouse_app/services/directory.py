@@ -269,7 +269,8 @@ def _search(params) -> Search:
     return Search(tuple(applied), unapplied)
 
 
-PAGE_ROW_BYTES = 850  # a FacilityRow as kept in memory (about 450 bytes), with its HTML row once a page shows it
+# a FacilityRow as kept in memory (about 450 bytes), with its HTML row and its JSON once a page gives them
+PAGE_ROW_BYTES = 1250
 
 
 @dataclass
