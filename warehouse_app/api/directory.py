@@ -86,35 +86,40 @@ class FacilityDetailView(WarehouseView):
         return Response({**FacilityDetailSerializer(facility).data, "attribution": ATTRIBUTION})
 
 
-def _listing(rows):
-    return Response({"results": list(rows), "attribution": ATTRIBUTION})
+def _listing(kind: str, rows, **extra) -> HttpResponse:
+    """`{"results", "attribution", ...extra}` from the facets, written once per directory version and kept with
+    them (`directory.facet_lists`): these lists change only when the facets are refreshed."""
+    body = directory.facet_lists.get_or_compute(
+        ("answer", kind), lambda: _json({"results": list(rows()), "attribution": ATTRIBUTION, **extra}))
+    return HttpResponse(body, content_type="application/json")
 
 
 class RegionListView(WarehouseView):
     @extend_schema(responses={200: OK}, summary="Regions with facility count and combined floor area")
     def get(self, request):
-        return _listing({**r, "floor_area_m2": round(r["floor_area_m2"] or 0, 1)} for r in directory.regions())
+        return _listing("regions", lambda: ({**r, "floor_area_m2": round(r["floor_area_m2"] or 0, 1)}
+                                            for r in directory.regions()))
 
 
 class FacilityTypeListView(WarehouseView):
     @extend_schema(responses={200: OK}, summary="Facility type codes used by the filters")
     def get(self, request):
-        return _listing({"code": r["type_code"], "facility_count": r["facility_count"]}
-                        for r in directory.facility_types())
+        return _listing("types", lambda: ({"code": r["type_code"], "facility_count": r["facility_count"]}
+                                          for r in directory.facility_types()))
 
 
 class CityListView(WarehouseView):
     @extend_schema(responses={200: OK}, summary="Cities (facilities without a mapped city are left out)")
     def get(self, request):
-        return _listing(directory.cities())
+        return _listing("cities", directory.cities)
 
 
 class OperatorListView(WarehouseView):
     @extend_schema(responses={200: OK}, summary="Operator names recorded on facilities")
     def get(self, request):
-        return Response({"results": list(directory.operators()), "attribution": ATTRIBUTION,
-                         "disclaimer": "Operator names come from map data or from operator accounts; being listed "
-                                       "implies no commercial relationship with this service."})
+        return _listing("operators", directory.operators,
+                        disclaimer="Operator names come from map data or from operator accounts; being listed "
+                                   "implies no commercial relationship with this service.")
 
 
 class HealthView(WarehouseView):

@@ -458,7 +458,7 @@ def facilities_analyze() -> None:
 # The directory changes only where the facets are refreshed (an import, an operator's claim, a staff change through
 # `facility_change`): every web process keeps the facet lists and what searches found until the next refresh.
 facet_lists = LocalCache("directory-facets", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
-                         check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=16)
+                         check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=32)
 # counts by filter set, ordered ids by text search, pages of results
 search_results = LocalCache("directory-searches", ttl=settings.WAREHOUSE_FACETS_TTL_SECONDS,
                             check_setting="WAREHOUSE_LOCAL_CHECK_SECONDS", max_entries=4096,
