@@ -19,8 +19,8 @@ WAREHOUSE_SEARCH_EXACT_COUNT = env.int("WAREHOUSE_SEARCH_EXACT_COUNT", default=1
 WAREHOUSE_LOCAL_CHECK_SECONDS = env.float("WAREHOUSE_LOCAL_CHECK_SECONDS", default=1.0)
 WAREHOUSE_FACETS_TTL_SECONDS = env.float("WAREHOUSE_FACETS_TTL_SECONDS", default=300.0)
 # What searches found (pages of rows, counts by filter set, the ordered ids a text search matched), kept the same
-# way: at most this many bytes per process (about 850 bytes a row with its HTML, 36 an id), the least recently
-# used first out. 4 MiB holds about 500 pages of 20.
+# way: at most this many bytes per process (1,250 bytes counted a row with its HTML and JSON, 36 an id), the least
+# recently used first out. 4 MiB holds about 170 pages of 20.
 WAREHOUSE_SEARCH_CACHE_BYTES = env.int("WAREHOUSE_SEARCH_CACHE_BYTES", default=4 * 1024 * 1024)
 # A region page's map (the outlines of its largest facilities, an SVG document), built once and kept the same way:
 # at most this many bytes per process, plain and gzipped (about 0.75 MiB a region with the full 2,000 outlines).

@@ -1,5 +1,5 @@
-"""Warehouse pages under /warehouses/ (config/urls.py): the public directory (names may hold a slash, hence `path:`), sign-in,
-the customer's space and the operator's inbox."""
+"""Warehouse pages under /warehouses/ (config/urls.py): the public directory (names may hold a slash, hence
+`path:`), sign-in, the customer's space and the operator's inbox."""
 from django.urls import path
 
 from warehouse_app.pages import account, views

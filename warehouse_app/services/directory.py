@@ -23,6 +23,7 @@ from warehouse_app.models import DirectoryFacet, Facility
 FILTERS = ("region", "country", "city", "type", "operator", "min_area", "max_area", "q")
 PAGING = ("page", "page_size")
 MAX_PAGE = 1_000_000_000  # keeps every offset far inside the database's 64-bit integers
+AREA = ("min_area", "max_area")  # the bounds a search may set on the floor area
 FIELD = {"region": "region", "country": "country", "city": "city", "type": "type_code", "operator": "operator"}
 # "some active facility records this field", read from the facets instead of the facility table
 RECORDED = {"region": Q(kind="region") & ~Q(region=""), "country": Q(kind="region") & ~Q(country=""),
@@ -122,7 +123,7 @@ class SearchStatements:
     The shape's queryset is compiled with a stand-in per value; its parameters say where each value goes."""
 
     def __init__(self, names: tuple):
-        stand_ins = tuple(-1e9 - i if name in ("min_area", "max_area") else f"\x00{i}"
+        stand_ins = tuple(-1e9 - i if name in AREA else f"\x00{i}"
                           for i, name in enumerate(names))
         self.names = names
         qs = filtered(tuple(zip(names, stand_ins)))
@@ -183,9 +184,6 @@ class SearchStatements:
 
 
 _statements: dict[tuple, SearchStatements] = {}
-
-
-AREA = ("min_area", "max_area")
 
 
 def area_share(*, low: float | None, high: float | None) -> float | None:
@@ -251,7 +249,7 @@ def _search(params) -> Search:
             unapplied.append({"name": name, "reason": f"no facility records a {name}"})
             continue
         applied.append((name, given[name]))
-    for name in ("min_area", "max_area"):
+    for name in AREA:
         raw = (params.get(name) or "").strip()
         if not raw:
             continue
