@@ -9,6 +9,9 @@ response is fully sent. Two changes to the stock handler, both measured through 
   is a synchronous view returning an async iterator, which the loop then sends.
 - The request's thread is borrowed from a few idle ones the process keeps, not started for each request.
 
+An answer a view marked as the same for every request without credentials (config/kept_answers.py) is recorded
+as it is sent and sent again from the event loop, without entering Django, while the data behind it holds.
+
 For a long-lived async stream (server-sent events) holding the thread would keep it, and the database connection
 the view used, for as long as the client listens. This handler gives both back as soon as the view has returned an
 async streaming response.
@@ -27,6 +30,8 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.db import connections  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
+
+from config import kept_answers  # noqa: E402
 
 
 IDLE_REQUEST_THREADS = 32  # idle threads kept per process; beyond that a returned thread ends
@@ -66,6 +71,8 @@ class RequestThread(Executor):
 
 
 _request_thread: contextvars.ContextVar[RequestThread] = contextvars.ContextVar("request_thread")
+# the request's key for a kept answer and what `kept_answers.store` checks, while Django makes the answer
+_answer_key: contextvars.ContextVar[tuple | None] = contextvars.ContextVar("answer_key", default=None)
 
 
 class Handler(ASGIHandler):
@@ -80,12 +87,21 @@ class Handler(ASGIHandler):
             return await _lifespan(receive, send)
         if scope["type"] == "websocket":
             return await _websocket(scope, receive, send)
+        key = kept_answers.request_key(scope)
+        if key is not None:
+            messages = kept_answers.kept(key)
+            if messages is not None:
+                for message in messages:
+                    await send(message)
+                return
         thread = RequestThread()
         token = _request_thread.set(thread)
+        answer_token = _answer_key.set(None if key is None else (key, kept_answers.request_started()))
         try:
             async with ThreadSensitiveContext(executor=thread):
                 await super().__call__(scope, receive, send)
         finally:
+            _answer_key.reset(answer_token)
             _request_thread.reset(token)
             thread.shutdown(wait=False)  # back to the idle ones; never block the event loop on it
 
@@ -94,6 +110,17 @@ class Handler(ASGIHandler):
         if response.streaming and response.is_async and thread is not None:
             await sync_to_async(connections.close_all)()  # back to the pool, on the thread that opened them
             thread.shutdown(wait=False)
+        pending = _answer_key.get()
+        if pending is not None and kept_answers.keepable(response):
+            messages = []
+
+            async def recorded(message):
+                messages.append(message)
+                await send(message)
+
+            await super().send_response(response, recorded)
+            kept_answers.store(*pending, response, messages)
+            return
         await super().send_response(response, send)
 
 

@@ -17,6 +17,7 @@ from django.core.cache import cache
 
 MISSING = object()
 _ALL: "weakref.WeakSet[LocalCache]" = weakref.WeakSet()
+clears = 0  # clears of any local cache in this process: what was derived while it did not move rests on no old entry
 
 
 def local_caches_clear() -> None:
@@ -28,12 +29,13 @@ def local_caches_clear() -> None:
 
 
 class LocalCache:
-    def __init__(self, name: str, *, ttl: float, check_setting: str, max_entries: int = 10_000,
+    def __init__(self, name: str, *, ttl: float, check_setting: str | None, max_entries: int = 10_000,
                  max_bytes: int | None = None, one_compute_at_a_time: bool = False):
         self.name, self.ttl, self.max_entries, self.max_bytes = name, ttl, max_entries, max_bytes
         # for values whose computing holds much memory: the requests that miss meanwhile wait for it and read it
         self._computing = threading.Lock() if one_compute_at_a_time else None
-        self.check_setting = check_setting  # the setting that says how often the shared version is read
+        # the setting that says how often the shared version is read; None: no shared version (entries end by age)
+        self.check_setting = check_setting
         self._entries: OrderedDict = OrderedDict()
         self._bytes = 0
         self._version = None
@@ -68,7 +70,7 @@ class LocalCache:
 
     def get(self, key):
         now = time.monotonic()
-        if now >= self._next_check:
+        if now >= self._next_check and self.check_setting is not None:
             self._sync(now)
         entry = self._entries.get(key)
         if entry is None:
@@ -94,8 +96,15 @@ class LocalCache:
                 _, (_, _, dropped) = self._entries.popitem(last=False)
                 self._bytes -= dropped
 
+    def holds(self, generation: int, now: float) -> bool:
+        """Whether what was read here at `generation` is still current without reading the shared version: nothing
+        cleared since, and no version check due (the event loop's test, which must not wait on the cache server)."""
+        return generation == self._generation and now < self._next_check
+
     def clear(self) -> None:
+        global clears
         with self._lock:
+            clears += 1
             self._generation += 1
             self._entries.clear()
             self._bytes = 0

@@ -25,6 +25,7 @@ from django.http import FileResponse, HttpResponse, HttpResponseRedirect
 from django.utils.encoding import escape_uri_path, iri_to_uri
 
 from config.client_ip import client_ip
+from config.kept_answers import keep
 from platform_app.models import Component, Deployment, Project
 from platform_app.services.agents.agents import is_runtime
 from platform_app.services.deployments.artifacts import artifact_local
@@ -183,8 +184,11 @@ class EdgeMiddleware:
     def __call__(self, request):
         site = site_for(request.META.get("HTTP_HOST", ""))
         deployment = site.deployment
-        if deployment is None:
-            return self.get_response(request)  # not a deployment host: the platform itself
+        if deployment is None:  # not a deployment host: the platform itself
+            response = self.get_response(request)
+            if getattr(response, "kept_while", None):
+                keep(response, hosts)  # a kept answer holds while this host is still the platform's
+            return response
         if deployment is False:
             return HttpResponse("No deployment here.", status=404, content_type="text/plain")
         # one path for everything below: rules, preview routes, cache, file lookup, the instance (paths.py)

@@ -78,6 +78,10 @@ if REDIS_URL:
                                       "socket_timeout": REDIS_CACHE_TIMEOUT_SECONDS}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(DATA_DIR / "cache")}}
+# Answers the web server sends without entering Django while the data behind them holds (config/kept_answers.py):
+# at most this many bytes per process, each at most this many seconds.
+KEPT_ANSWERS_BYTES = env.int("KEPT_ANSWERS_BYTES", default=2 * 1024 * 1024)
+KEPT_ANSWERS_TTL_SECONDS = env.float("KEPT_ANSWERS_TTL_SECONDS", default=300.0)
 
 # APPS
 # ------------------------------------------------------------------------------

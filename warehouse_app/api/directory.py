@@ -7,6 +7,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from config.kept_answers import keep
 from warehouse_app.api.base import WarehouseView, bounded_page, errors, paged
 from warehouse_app.api.serializers import FacilityDetailSerializer, FacilitySerializer, facility_item
 from warehouse_app.services import directory
@@ -76,7 +77,13 @@ class FacilitySearchView(WarehouseView):
             allowance_consume(user=request.user, kind="search")
         page, unapplied = directory.facilities_search_page(params=request.query_params, page=page_number,
                                                            page_size=page_size)
-        return _facility_page(page, {"unapplied_filters": unapplied, "attribution": ATTRIBUTION})
+        asked_before = getattr(page, "rows_json", None) is not None  # the kept page was answered already
+        response = _facility_page(page, {"unapplied_filters": unapplied, "attribution": ATTRIBUTION})
+        # The same for everyone not signed in until the directory changes: kept whole (config/kept_answers.py)
+        # once asked twice, so that searches asked once, most of them, do not crowd out the popular ones.
+        if asked_before and not request.user.is_authenticated:
+            keep(response, directory.search_results)
+        return response
 
 
 class FacilityDetailView(WarehouseView):
@@ -88,10 +95,11 @@ class FacilityDetailView(WarehouseView):
 
 def _listing(kind: str, rows, **extra) -> HttpResponse:
     """`{"results", "attribution", ...extra}` from the facets, written once per directory version and kept with
-    them (`directory.facet_lists`): these lists change only when the facets are refreshed."""
+    them (`directory.facet_lists`): these lists change only when the facets are refreshed. The same for everyone,
+    so the whole answer is kept too (config/kept_answers.py)."""
     body = directory.facet_lists.get_or_compute(
         ("answer", kind), lambda: _json({"results": list(rows()), "attribution": ATTRIBUTION, **extra}))
-    return HttpResponse(body, content_type="application/json")
+    return keep(HttpResponse(body, content_type="application/json"), directory.facet_lists)
 
 
 class RegionListView(WarehouseView):
