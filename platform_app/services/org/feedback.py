@@ -54,12 +54,12 @@ def feedback_create(*, message: str, category: str, page: str = "", email: str =
 
 def feedback_inbox(*, status: str | None = None, category: str | None = None):
     items = Feedback.objects.select_related("user", "assignee")
-    if status:
+    if status is not None:  # an empty value is no filter of the enum: refused like any other
         if status not in Feedback.Status.values:
             raise ValidationFailed(f"status must be one of {', '.join(Feedback.Status.values)}.",
                                    details={"status": [f"One of {', '.join(Feedback.Status.values)}."]})
         items = items.filter(status=status)
-    if category:
+    if category is not None:
         if category not in Feedback.Category.values:
             raise ValidationFailed(f"category must be one of {', '.join(Feedback.Category.values)}.",
                                    details={"category": [f"One of {', '.join(Feedback.Category.values)}."]})

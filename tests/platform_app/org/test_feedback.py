@@ -60,6 +60,9 @@ def test_the_inbox_is_for_staff(staff, as_user, alice):
     assert [i["id"] for i in client.get("/v1/feedback/inbox?status=triaged").json()["items"]] == [newer.pk]
     assert [i["id"] for i in client.get("/v1/feedback/inbox?category=idea").json()["items"]] == [older.pk]
     assert client.get("/v1/feedback/inbox?status=lost").status_code == 400
+    for empty in ("status=", "category="):  # an empty value is not one of the enum's either
+        refused = client.get(f"/v1/feedback/inbox?{empty}")
+        assert refused.status_code == 400 and refused.json()["code"] == "validation_error"
     for resp in (as_user(alice).get("/v1/feedback/inbox"),
                  as_user(alice).patch(f"/v1/feedback/inbox/{older.pk}", {"status": "done"}, format="json"),
                  as_user(alice).delete(f"/v1/feedback/inbox/{older.pk}")):
