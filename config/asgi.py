@@ -1,13 +1,15 @@
 """The ASGI application gunicorn's uvicorn workers serve (`config/gunicorn.py`).
 
 Django runs a request's synchronous code (middleware, DRF views) on a thread of the request's own, kept until the
-response is fully sent. Two changes to the stock handler, both measured through the server (docs/performance.md):
+response is fully sent. Three changes to the stock handler, each measured through the server (docs/performance.md):
 
 - The middleware chain is built synchronous, as under WSGI, and run in one hop from the event loop to the
   request's thread. Built for async (the stock way), a chain of synchronous middleware hops back to the loop to
   reach the view and again to the thread to run it, on every request. No view of the project is async; a stream
   is a synchronous view returning an async iterator, which the loop then sends.
 - The request's thread is borrowed from a few idle ones the process keeps, not started for each request.
+- That hop also sends `request_started` and, for a response that is not a stream, closes it (`request_finished`):
+  the stock handler makes a hop of each.
 
 An answer a view marked as the same for every request without credentials (config/kept_answers.py) is recorded
 as it is sent and sent again from the event loop, without entering Django, while the data behind it holds.
@@ -19,6 +21,7 @@ async streaming response.
 WebSocket scopes (Django has no handler for them) go by path to the ASGI callables named in
 `settings.WEBSOCKET_ROUTES` (the tunnel's `/v1/tunnel/connect`); any other path is refused with 404.
 """
+import asyncio
 import contextvars
 import os
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -27,8 +30,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 import django  # noqa: E402
 from asgiref.sync import ThreadSensitiveContext, sync_to_async  # noqa: E402
-from django.core.handlers.asgi import ASGIHandler  # noqa: E402
+from django.core import signals  # noqa: E402
+from django.core.exceptions import RequestAborted  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix  # noqa: E402
 from django.db import connections  # noqa: E402
+from django.http import FileResponse  # noqa: E402
+from django.urls import set_script_prefix  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
 from config import kept_answers  # noqa: E402
@@ -79,8 +86,50 @@ class Handler(ASGIHandler):
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)  # one synchronous chain (module docstring)
 
-    async def get_response_async(self, request):
-        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+    async def handle(self, scope, receive, send):
+        """Django's, with one hop to the request's thread instead of three: the stock handler sends
+        `request_started`, runs the view and closes the response (`request_finished`) in a hop each. A response
+        that is not a stream is complete when the view returns, so it is closed before it is sent; a stream is
+        sent as the stock handler sends it (watching for the client's disconnect) and closed after."""
+        try:
+            body_file = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        try:
+            response = await sync_to_async(self._respond, thread_sensitive=True)(scope, body_file)
+            if response.streaming:
+                await self._stream(response, receive, send)
+                await sync_to_async(response.close)()
+            else:
+                await self.send_response(response, send)
+        finally:
+            body_file.close()
+
+    def _respond(self, scope, body_file):
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, response = self.create_request(scope, body_file)
+        if request is not None:
+            response = self.get_response(request)
+            response._handler_class = self.__class__
+            if isinstance(response, FileResponse):
+                response.block_size = self.chunk_size  # the server chunks the rest
+        if not response.streaming:
+            response.close()
+        return response
+
+    async def _stream(self, response, receive, send):
+        """Send a streaming response until it ends or the client goes (then the stream is cancelled)."""
+        tasks = [asyncio.create_task(self.listen_for_disconnect(receive)),
+                 asyncio.create_task(self.send_response(response, send))]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, RequestAborted):
+                pass
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "lifespan":

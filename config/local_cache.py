@@ -110,9 +110,10 @@ class LocalCache:
             self._bytes = 0
 
     def reset(self) -> None:
-        """Empty, and read the shared version again at the next read (whatever it was last time)."""
+        """Empty, and read the shared version again at the next read, as a new cache would."""
         self.clear()
         self._next_check = 0.0
+        self._version = None
 
     def invalidate(self) -> None:
         """Drop every entry here now, and in every other process at its next version check."""
