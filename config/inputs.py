@@ -106,6 +106,8 @@ def query_int(request, name: str, *, default: int, minimum: int = 1, maximum: in
     if raw is None:
         return default
     value = ascii_int(raw)
+    if value is None and clamp and maximum is not None and raw.isascii() and raw.isdigit():
+        return maximum  # more digits than any bound: above the range, clamped like any larger value
     if value is None:
         raise ValidationFailed(f"`{name}` must be an integer of at most {INTEGER_MAX_DIGITS} digits.",
                                details={name: ["Must be an integer."]})

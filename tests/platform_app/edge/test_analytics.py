@@ -243,6 +243,7 @@ def test_reports_validate_days_and_need_read(alice_client, enabled, as_token, al
         resp = alice_client.get(f"{base}/overview", {"days": bad})
         assert resp.status_code == 400 and "days" in resp.json()["details"]
     assert alice_client.get(f"{base}/vitals", {"days": 10_000}).json()["days"] == 90  # clamped
+    assert alice_client.get(f"{base}/vitals", {"days": "9" * 40}).json()["days"] == 90  # however many digits
     reader = as_token(alice, scopes=["read"])
     assert reader.get(f"{base}/top-paths").status_code == 200
     empty = alice_client.get(f"{base}/overview").json()
