@@ -1,9 +1,13 @@
 """The production web server's own settings (config/gunicorn.py) as gunicorn and its uvicorn workers apply them:
-which forwarded headers are believed, what the access log keeps, and where `make run` listens."""
+which forwarded headers are believed, what the access log keeps, where `make run` listens and how many malloc
+arenas a worker's threads share."""
 import asyncio
 import logging
+import os
+import platform
 import runpy
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -115,3 +119,35 @@ def test_make_run_listens_on_loopback_unless_told_otherwise():
 def test_the_server_binds_what_web_bind_says(monkeypatch, bind, expected):
     environ = {"WEB_BIND": bind} if bind else {}
     assert gunicorn_config(monkeypatch, **environ).bind == expected
+
+
+ARENAS_SEEN = """
+import ctypes, runpy, sys, threading
+server = runpy.run_path("config/gunicorn.py")
+if sys.argv[1] == "worker":
+    server["post_fork"](None, None)  # what gunicorn calls in a new worker
+together = threading.Barrier(12)
+
+def request():
+    held = [bytearray(100_000) for _ in range(3)]  # under glibc's mmap threshold: from the thread's arena
+    together.wait()
+
+threads = [threading.Thread(target=request) for _ in range(12)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+ctypes.CDLL(None).malloc_stats()  # one "Arena N:" paragraph per arena, on stderr
+"""
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc arenas are glibc's (not on macOS or musl)")
+def test_a_workers_threads_share_two_malloc_arenas():
+    def arenas(process: str) -> int:
+        done = subprocess.run([sys.executable, "-c", ARENAS_SEEN, process], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60, env={k: v for k, v in os.environ.items() if k != "WEB_MALLOC_ARENAS"})
+        assert done.returncode == 0, done.stderr
+        return done.stderr.count("Arena ")
+
+    assert arenas("plain") > 2  # glibc's default: an arena per thread, up to eight per core
+    assert arenas("worker") == 2
