@@ -36,9 +36,8 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "") if trusted_proxy
 max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "0"))
 max_requests_jitter = max(max_requests // 10, 0)
 # glibc's malloc gives each new thread an arena of its own, up to eight per core, and memory freed in one arena
-# is not reused by another: a worker's request threads spread its heap over many half-empty arenas, and the worker
-# that took the most connections ended the warehouse bench 8-9 MiB above the others. Threads wait for the
-# interpreter lock anyway, so sharing two arenas costs no throughput (docs/performance.md, "Memory").
+# is not reused by another: after the warehouse bench a worker held 11-13. Sharing two, the workers ended it 3-4 MiB
+# lower; threads wait for the interpreter lock anyway, so throughput did not move (docs/performance.md, "The server").
 malloc_arenas = int(os.environ.get("WEB_MALLOC_ARENAS", "2"))  # 0: glibc's default
 
 accesslog = "-"  # stdout
