@@ -65,19 +65,13 @@ class CompactLogger(Logger):
 logger_class = CompactLogger
 
 
-def limit_malloc_arenas(arenas: int) -> bool:
-    """Cap glibc's malloc arenas for the threads this process starts from now on; False where malloc is not
-    glibc's (it has no such setting)."""
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except AttributeError:
-        return False
-    M_ARENA_MAX = -8
-    return arenas <= 0 or mallopt(M_ARENA_MAX, arenas) == 1
-
-
 def post_fork(server, worker):
-    limit_malloc_arenas(malloc_arenas)  # before the worker starts any thread
+    """Before the worker starts any thread: cap glibc's malloc arenas (`malloc_arenas` above). Where malloc is not
+    glibc's there is no such setting, and nothing to do."""
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+    if mallopt is not None and malloc_arenas > 0:
+        M_ARENA_MAX = -8
+        mallopt(M_ARENA_MAX, malloc_arenas)
 
 
 def post_worker_init(worker):
