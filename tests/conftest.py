@@ -45,6 +45,22 @@ def _clear_cache():
 
 
 @pytest.fixture
+def asgi_application():
+    """config.asgi's application as the production server runs it. Its request threads outlive a request (the
+    process keeps idle ones), and with them the database connection a request opened where connections persist
+    (SQLite's CONN_MAX_AGE): afterwards each idle thread closes its connections and ends, so no later test meets a
+    connection this one left (pytest-django refuses database access outside the `db` fixtures)."""
+    import config.asgi
+    from django.db import connections
+
+    yield config.asgi.application
+    while config.asgi._idle:
+        thread = config.asgi._idle.pop()
+        thread.submit(connections.close_all).result()
+        thread.shutdown()
+
+
+@pytest.fixture
 def api():
     return APIClient()
 

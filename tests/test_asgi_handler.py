@@ -6,10 +6,9 @@ import pytest
 from django.core.signals import request_finished, request_started
 
 import config.asgi
-from config.asgi import application
 
 
-def call(path: str, events: list, headers=()) -> list:
+def call(application, path: str, events: list, headers=()) -> list:
     """The messages sent for one GET through the ASGI application; their types are added to `events`."""
     sent = []
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET", "scheme": "http",
@@ -47,7 +46,7 @@ def hops(monkeypatch):
     return submitted
 
 
-def test_a_request_is_one_hop_and_closed_before_it_is_sent(hops):
+def test_a_request_is_one_hop_and_closed_before_it_is_sent(asgi_application, hops):
     order = []
 
     def started(**_):
@@ -59,7 +58,7 @@ def test_a_request_is_one_hop_and_closed_before_it_is_sent(hops):
     request_started.connect(started)
     request_finished.connect(finished)
     try:
-        sent = call("/api/no-such-route", order, headers=[(b"cookie", b"a=b")])
+        sent = call(asgi_application, "/api/no-such-route", order, headers=[(b"cookie", b"a=b")])
     finally:
         request_started.disconnect(started)
         request_finished.disconnect(finished)

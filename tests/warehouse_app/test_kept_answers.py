@@ -15,11 +15,9 @@ SEARCH = "/api/warehouses/search?type=industrial"
 
 
 @pytest.fixture
-def server(imported, transactional_db, settings):
+def server(imported, transactional_db, settings, asgi_application):
     """Requests to config.asgi.application, and how many of them Django handled. The version checks are set far
     apart so the test's own pace cannot make one come due."""
-    from config.asgi import application
-
     settings.WAREHOUSE_LOCAL_CHECK_SECONDS = settings.EDGE_LOCAL_CHECK_SECONDS = 60
     handled = []
 
@@ -31,7 +29,7 @@ def server(imported, transactional_db, settings):
     class Server:
         def get(self, path, **headers) -> httpx.Response:
             async def call():
-                transport = httpx.ASGITransport(app=application)
+                transport = httpx.ASGITransport(app=asgi_application)
                 async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
                     return await client.get(path, headers=headers)
 
