@@ -1,25 +1,14 @@
 """Settings of environment variables, the secret scanner and preview protection."""
+from config.secret_files import secret_file
+
 from .core import DATA_DIR, env
 
 
 def _dev_fernet_key() -> str:
     """A development key generated once into the data folder (set ENV_ENCRYPTION_KEYS in production)."""
-    import os
-    import secrets
-
     from cryptography.fernet import Fernet
 
-    path = DATA_DIR / "env-encryption-key"
-    if not path.exists():
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-        tmp.write_bytes(Fernet.generate_key())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink()
-    return path.read_text().strip()
+    return secret_file(DATA_DIR / "env-encryption-key", Fernet.generate_key).decode().strip()
 
 
 # Comma-separated Fernet keys: the first encrypts, all decrypt (rotation: prepend a new key, re-save, drop the old).

@@ -7,7 +7,6 @@ JWT_EXTRA_PUBLIC_KEYS stay valid for verification after a rotation.
 import base64
 import hashlib
 import json
-import os
 import secrets
 from datetime import timedelta
 from functools import lru_cache
@@ -19,6 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from config.errors import Unauthenticated
+from config.secret_files import secret_file
 
 
 def _dev_key_path():
@@ -27,18 +27,8 @@ def _dev_key_path():
 
 def _generate_dev_key() -> bytes:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    path = _dev_key_path()
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-    tmp.write_bytes(pem)
-    os.chmod(tmp, 0o600)
-    try:
-        os.link(tmp, path)  # atomic: the first process to start wins
-    except FileExistsError:
-        pass
-    finally:
-        tmp.unlink()
-    return path.read_bytes()
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
 
 
 def _private_pem() -> bytes:
@@ -47,8 +37,7 @@ def _private_pem() -> bytes:
     if settings.JWT_PRIVATE_KEY_FILE:
         with open(settings.JWT_PRIVATE_KEY_FILE, "rb") as fh:
             return fh.read()
-    path = _dev_key_path()
-    return path.read_bytes() if path.exists() else _generate_dev_key()
+    return secret_file(_dev_key_path(), _generate_dev_key)
 
 
 def key_id(public_key) -> str:
