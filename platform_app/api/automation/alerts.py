@@ -153,7 +153,7 @@ def internal_endpoint(**schema_kwargs):
 
 
 class AlertFireInput(InputSerializer):
-    message = serializers.CharField(max_length=2000, required=False, default="")
+    message = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
     value = serializers.FloatField(required=False, allow_null=True, default=None)
 
 
