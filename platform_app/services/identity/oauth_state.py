@@ -16,9 +16,14 @@ SALT = "oauth-state"
 
 
 def return_to_check(return_to: str) -> str:
-    """Only our own origin or an allowed one: no open redirect."""
+    """Only our own origin or an allowed one: no open redirect. A backslash or a control character is refused
+    anywhere: browsers read `/\\host` as `//host` and drop tabs and newlines, so what is checked here would not be
+    where they go."""
     if not return_to:
         return ""
+    if "\\" in return_to or any(ord(c) < 0x20 or ord(c) == 0x7f for c in return_to):
+        raise ValidationFailed("returnTo must not hold a backslash or a control character.", code="invalid_return_to",
+                               details={"returnTo": ["Backslash or control character."]})
     parts = urlsplit(return_to)
     if not parts.scheme and not parts.netloc and return_to.startswith("/") and not return_to.startswith("//"):
         return return_to

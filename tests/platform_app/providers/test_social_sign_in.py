@@ -115,6 +115,15 @@ def test_tampered_state_and_foreign_return_to(api, idp):
     assert OAuthState.objects.count() == 1
 
 
+@pytest.mark.parametrize("return_to", ["/\\evil.example/x", "/\\/evil.example", "/dash\\board", "/dash\tboard",
+                                       "/\r\nLocation: https://evil.example", "/a\x7fb"])
+def test_a_return_to_with_a_backslash_or_control_character_is_refused(api, idp, return_to):
+    """Browsers read `/\\` as `//` (another host) and drop tabs and newlines from a URL."""
+    resp = api.get("/v1/auth/idp/start", {"returnTo": return_to})
+    assert resp.status_code == 400 and resp.json()["code"] == "invalid_return_to"
+    assert OAuthState.objects.count() == 0
+
+
 def test_not_configured_is_503(api, settings):
     settings.IDP = {"issuer": "", "client_id": "", "client_secret": "", "scope": "openid"}
     resp = api.get("/v1/auth/idp/start")
