@@ -156,7 +156,7 @@ def test_no_import_cycles():
 
 
 HEAVY = ("osmium", "shapely", "numpy", "pyproj", "httpx", "dns", "boto3", "botocore", "stripe", "mcp", "stdnum",
-         "pydoc", "croniter")
+         "pydoc", "croniter", "pycountry")
 
 
 def test_a_web_worker_loads_no_library_it_does_not_serve_with():

@@ -287,6 +287,13 @@ def tax_id_delete(*, workspace, tax_id_id: str, actor=None, ip: str = "") -> Tax
     return tax_id
 
 
+def _iso_country(code: str) -> bool:
+    """An assigned ISO 3166-1 alpha-2 code (pycountry's list: `ZZ` or `UK` pass a two-letter pattern, not this)."""
+    import pycountry  # its tables load on first use, not in every web process
+
+    return bool(COUNTRY.match(code)) and pycountry.countries.get(alpha_2=code) is not None
+
+
 def _address_in(address: dict) -> dict:
     clean, errors = {}, {}
     for name in ADDRESS_FIELDS:
@@ -297,7 +304,7 @@ def _address_in(address: dict) -> dict:
             clean[name] = value.strip()
     if not clean.get("line1"):
         errors["line1"] = ["Required."]
-    if not COUNTRY.match(clean.get("country", "").upper()):
+    if not _iso_country(clean.get("country", "").upper()):
         errors["country"] = ["An ISO 3166-1 alpha-2 code, e.g. DE."]
     if errors:
         raise ValidationFailed("The address is invalid.", details=errors)

@@ -210,7 +210,8 @@ def test_address_and_email(alice_client, stripe_server, workspace):
 
 @pytest.mark.parametrize("path, body, field", [
     ("address", {"line1": "x", "country": "Germany"}, "country"), ("address", {"country": "DE"}, "line1"),
-    ("address", {"line1": "x", "country": "1X"}, "country"), ("address", {"line1": "x", "country": "DE", "zip": "1"},
+    ("address", {"line1": "x", "country": "1X"}, "country"), ("address", {"line1": "x", "country": "ZZ"}, "country"),
+    ("address", {"line1": "x", "country": "UK"}, "country"), ("address", {"line1": "x", "country": "DE", "zip": "1"},
                                                              "zip"),
     ("email", {"email": "not-an-email"}, "email"), ("email", {}, "email"),
     ("usage-cap", {"amount": -1}, "amount"), ("usage-cap", {"amount": "10"}, "amount"), ("usage-cap", {}, "amount"),
