@@ -11,10 +11,11 @@ from django.db.models import Count, PositiveBigIntegerField, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from config.errors import NotFound, Unauthenticated
+from config.errors import NotFound, Unauthenticated, ValidationFailed
 from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
 from platform_app.services.billing.caps import usage_cap_enforce
 from platform_app.services.deployments.deployment_log import event_record
+from platform_app.services.deployments.deployments import environment_require
 from platform_app.services.identity.keys import sha256_hex
 
 LIVE = ("assigned", "starting", "running")
@@ -279,6 +280,10 @@ def deployment_from_image(*, project, image_ref: str, env: str, actor=None) -> D
     """Image deployments need a node that reports a container runtime; without one the deployment ends
     `error` saying so."""
     image = image_ref or project.image_ref
+    if not image:
+        raise ValidationFailed("This project has no image: name one in imageRef.",
+                               details={"imageRef": ["Required for a project without an image."]})
+    environment_require(project=project, env=env)
     usage_cap_enforce(workspace=project.workspace)  # 402, as deployment_trigger: image deploys do not pass there
     deployment = Deployment.objects.create(project=project, env=env, branch="", trigger="api",
                                            created_by=actor if getattr(actor, "pk", None) else None,

@@ -51,12 +51,17 @@ def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, a
         return existing
 
 
-@transaction.atomic
-def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key, component=None) -> Deployment:
+def environment_require(*, project, env: str) -> None:
+    """400 `unknown_environment` unless `env` is one of the project's environments: every kind of deployment."""
     from platform_app.services.env.env import environment_names
 
     if env not in environment_names(project):
         raise ValidationFailed(f"Unknown environment {env}.", code="unknown_environment", details={"env": ["Unknown."]})
+
+
+@transaction.atomic
+def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key, component=None) -> Deployment:
+    environment_require(project=project, env=env)
     if trigger not in Deployment.Trigger.values:
         raise ValidationFailed("trigger must be manual, api, hook or git.", details={"trigger": ["Invalid."]})
     if project.source == project.Source.IMAGE or not (project.git_url or project.git_provider):

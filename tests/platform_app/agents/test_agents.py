@@ -97,6 +97,19 @@ def test_silent_nodes_go_offline(transactional_db, workspace, travel):
     assert AgentNode.objects.get().status == "offline"
 
 
+@pytest.mark.parametrize("source, body, code, field", [
+    ("git", {"env": "no-such-env", "imageRef": "registry.example.com/app:1"}, "unknown_environment", "env"),
+    ("image", {"env": "no-such-env"}, "unknown_environment", "env"),
+    ("git", {}, "validation_error", "imageRef"),
+])
+def test_an_image_deployment_is_checked_as_a_deployment_is(alice_client, workspace, source, body, code, field):
+    project = ProjectFactory(workspace=workspace, name="Img", slug="img", source=source,
+                             image_ref="registry.example.com/team/app:1.2" if source == "image" else "")
+    resp = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments/image", body, format="json")
+    assert resp.status_code == 400 and resp.json()["code"] == code and field in resp.json()["details"]
+    assert not Deployment.objects.exists()
+
+
 def test_image_deployment_without_a_container_runtime_ends_in_error(alice_client, workspace):
     project = ProjectFactory(workspace=workspace, name="Img", slug="img", source="image",
                              image_ref="registry.example.com/team/app:1.2", git_url="")
