@@ -77,6 +77,9 @@ class BillingAccount(models.Model):
     subscription_plan = models.CharField(max_length=32, blank=True)
     cancel_at_period_end = models.BooleanField(default=False)
     subscription_period_end = models.DateTimeField(null=True, blank=True)
+    subscription_event_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the subscription state applied last was true at the provider (an "
+                                         "event's `created`, or the time of an API answer): older events are ignored")
     default_payment_method_id = models.CharField(max_length=100, blank=True)
     email = models.EmailField(blank=True, help_text="where invoices go; the owners' address when empty")
     address = models.JSONField(default=dict, blank=True, help_text="line1, line2, city, postalCode, state, country")

@@ -20,6 +20,7 @@ from platform_app.services.billing.tax_ids import tax_id_check
 from platform_app.services.teams.audit import audit_record
 
 ACTIVE = ("active", "trialing")
+ENDED = ("canceled", "incomplete_expired")  # final at the provider: a subscription in them never comes back
 ADDRESS_FIELDS = ("line1", "line2", "city", "postal_code", "state", "country")
 COUNTRY = re.compile(r"^[A-Z]{2}$")
 
@@ -177,9 +178,10 @@ def plan_for_price(price_id: str) -> str | None:
     return next((plan for plan, price in settings.BILLING_PLAN_PRICE_IDS.items() if price and price == price_id), None)
 
 
-def subscription_apply(*, account: BillingAccount, subscription: dict) -> None:
+def subscription_apply(*, account: BillingAccount, subscription: dict, at: datetime | None = None) -> None:
     """Mirror the provider's subscription on the account and the workspace's plan (a paid plan while it is active
-    or trialing, `free` once it ended). `account` is locked by the caller."""
+    or trialing, `free` once it ended). `at`: when the provider said so (an event's `created`; an API answer is
+    now), to the second as events carry it. `account` is locked by the caller."""
     items = ((subscription.get("items") or {}).get("data") or [])
     item = items[0] if items else {}
     price_id = ((item.get("price") or {}).get("id")) or ""
@@ -191,6 +193,7 @@ def subscription_apply(*, account: BillingAccount, subscription: dict) -> None:
     account.subscription_plan = plan_for_price(price_id) or account.subscription_plan
     account.cancel_at_period_end = bool(subscription.get("cancel_at_period_end"))
     account.subscription_period_end = period_end or account.subscription_period_end
+    account.subscription_event_at = (at or timezone.now()).replace(microsecond=0)
     account.save()
     plan = account.subscription_plan if status in ACTIVE else ("free" if status in ("canceled", "incomplete_expired",
                                                                                      "unpaid") else None)
@@ -240,7 +243,7 @@ def subscription_cancel(*, workspace, actor=None, ip: str = "") -> dict:
     """Cancel at the end of the paid period (the plan stays until then)."""
     provider.require_configured()
     account = account_for(workspace=workspace, lock=True)
-    if not account.subscription_id or account.subscription_status in ("canceled", "incomplete_expired"):
+    if not account.subscription_id or account.subscription_status in ENDED:
         raise Conflict("There is no subscription to cancel.", code="no_subscription")
     subscription = provider.subscription_cancel_at_period_end(subscription_id=account.subscription_id)
     subscription_apply(account=account, subscription=subscription)

@@ -5,9 +5,12 @@ once: its id is stored in the same transaction as its effects, so a replay is ac
 Applied: `invoice.*` (the invoice mirrored; `invoice.paid` marks it paid, `invoice.payment_failed` records the
 first failure and mails a dunning notice to the owners and billing members: the workspace is `past_due` when it
 is still unpaid BILLING_PAST_DUE_GRACE_DAYS later), `customer.subscription.*` (the subscription and the
-workspace's plan). Other types are acknowledged and recorded."""
+workspace's plan), only for the account's current subscription and in the order the provider made them (an event
+older than the state last applied, or about a subscription that already ended, is recorded and ignored). Other
+types are acknowledged and recorded. The objects are checked field by field (`payloads.py`): a malformed one is
+400 and changes nothing."""
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -16,16 +19,13 @@ from django.utils import timezone
 from config.errors import Unauthenticated, ValidationFailed
 from platform_app.models import BillingAccount, Invoice, PaymentEvent
 from platform_app.services.billing import meters, provider
-from platform_app.services.billing.billing import subscription_apply
+from platform_app.services.billing.billing import ENDED, subscription_apply
 from platform_app.services.billing.invoices import invoice_fields
 from platform_app.services.billing.notices import notice_send
+from platform_app.services.billing.payloads import LAST_SECOND, InvoiceObject, SubscriptionObject, payload, when
 from platform_app.services.teams.audit import audit_record
 
 STATUS_RANK = {"draft": 0, "open": 1, "uncollectible": 2, "paid": 3, "void": 3}
-
-
-def _when(unix) -> datetime | None:
-    return datetime.fromtimestamp(int(unix), tz=UTC) if isinstance(unix, int) and unix > 0 else None
 
 
 def payments_webhook_receive(*, body: bytes, signature: str, now: float | None = None) -> dict:
@@ -43,10 +43,13 @@ def payments_webhook_receive(*, body: bytes, signature: str, now: float | None =
                                details={"id": ["Required."], "type": ["Required."]})
     obj = (event.get("data") or {}).get("object") if isinstance(event.get("data"), dict) else None
     obj = obj if isinstance(obj, dict) else {}
+    created = event.get("created")
+    if created is not None and (type(created) is not int or not 0 < created <= LAST_SECOND):
+        raise ValidationFailed("The event's `created` is not a time.", details={"created": ["Unix seconds."]})
     try:
         with transaction.atomic():
             record = PaymentEvent.objects.create(event_id=event["id"], type=event["type"][:64])
-            workspace, result = _apply(event["type"], obj)
+            workspace, result = _apply(event["type"], obj, when(created))
             record.workspace, record.result = workspace, result[:200]
             record.save(update_fields=["workspace", "result"])
     except IntegrityError:
@@ -61,32 +64,41 @@ def _account(customer_id) -> BillingAccount | None:
             .filter(customer_id=customer_id).first())
 
 
-def _apply(kind: str, obj: dict):
+def _apply(kind: str, obj: dict, created: datetime | None):
     if kind.startswith("invoice."):
-        return _invoice_event(kind, obj)
+        return _invoice_event(kind, payload(InvoiceObject, obj, "invoice"))
     if kind.startswith("customer.subscription."):
-        account = _account(obj.get("customer"))
-        if account is None:
-            return None, "unknown customer: ignored"
-        subscription_apply(account=account, subscription=obj)
-        return account.workspace, f"subscription {account.subscription_status}"
+        return _subscription_event(payload(SubscriptionObject, obj, "subscription"), created)
     return None, "ignored"
+
+
+def _subscription_event(obj: dict, created: datetime | None):
+    account = _account(obj.get("customer"))
+    if account is None:
+        return None, "unknown customer: ignored"
+    if account.subscription_id and obj["id"] != account.subscription_id:  # an earlier one of the same customer
+        return account.workspace, "another subscription: ignored"
+    if created and account.subscription_event_at and created < account.subscription_event_at:
+        return account.workspace, "an older event: ignored"
+    if account.subscription_id and account.subscription_status in ENDED:
+        return account.workspace, "an ended subscription: ignored"
+    subscription_apply(account=account, subscription=obj, at=created)
+    return account.workspace, f"subscription {account.subscription_status}"
 
 
 def _invoice_event(kind: str, obj: dict):
     account = _account(obj.get("customer"))
-    if account is None or not isinstance(obj.get("id"), str):
+    if account is None:
         return None, "unknown customer: ignored"
     workspace = account.workspace
     invoice = Invoice.objects.select_for_update().filter(provider_id=obj["id"]).first()
     if invoice is None:  # the subscription's own invoices are made by the provider: mirror them
-        start = _when(obj.get("period_start")) or timezone.now()
+        start = when(obj.get("period_start")) or timezone.now()
         invoice = Invoice(workspace=workspace, kind=Invoice.Kind.SUBSCRIPTION, provider_id=obj["id"],
                           currency=obj.get("currency") or settings.BILLING_CURRENCY, period_start=start,
-                          period_end=_when(obj.get("period_end")) or start,
+                          period_end=when(obj.get("period_end")) or start,
                           lines=[{"description": line.get("description") or "", "quantity": line.get("quantity"),
-                                  "amount": line.get("amount", 0)}
-                                 for line in ((obj.get("lines") or {}).get("data") or []) if isinstance(line, dict)])
+                                  "amount": line["amount"]} for line in (obj.get("lines") or {}).get("data", [])])
     if invoice.workspace_id != workspace.pk:
         return None, "invoice of another customer: ignored"
     fields = invoice_fields(obj)
@@ -102,7 +114,7 @@ def _invoice_event(kind: str, obj: dict):
         first = invoice.payment_failed_at is None
         invoice.payment_failed_at = invoice.payment_failed_at or now
         past_due_at = invoice.payment_failed_at + timedelta(days=settings.BILLING_PAST_DUE_GRACE_DAYS)
-        amount = meters.money(obj.get("amount_due") if isinstance(obj.get("amount_due"), int) else invoice.total,
+        amount = meters.money(obj["amount_due"] if obj.get("amount_due") is not None else invoice.total,
                               invoice.currency)
         link = invoice.hosted_url or invoice.pdf_url
         invoice.save()

@@ -114,3 +114,74 @@ def test_an_invoice_id_of_another_customer_is_not_touched(api, secret, invoice):
     body = paid(event_id="evt_cross").replace(b"cus_hook", b"cus_other")
     assert post(api, body, sign(body)).json()["result"] == "invoice of another customer: ignored"
     assert Invoice.objects.get().status == "open"
+
+
+def subscription_event(kind: str, status: str, *, subscription="sub_current", created: int, event_id: str) -> bytes:
+    obj = {"id": subscription, "object": "subscription", "customer": "cus_hook", "status": status,
+           "items": {"data": [{"id": "si_1", "price": {"id": "price_pro_monthly"}}]}}
+    body = json.loads(event(kind, obj, event_id))
+    body["created"] = created
+    return json.dumps(body).encode()
+
+
+@pytest.fixture
+def subscribed(workspace, settings):
+    """The workspace on pro through its current subscription `sub_current`."""
+    from platform_app.models import BillingAccount
+
+    settings.BILLING_PLAN_PRICE_IDS = {"pro": "price_pro_monthly", "enterprise": ""}
+    BillingAccount.objects.filter(workspace=workspace).update(subscription_id="sub_current", subscription_status="active",
+                                                              subscription_plan="pro")
+    workspace.plan = "pro"
+    workspace.save(update_fields=["plan"])
+    return workspace
+
+
+def test_an_event_of_another_subscription_of_the_customer_changes_nothing(api, secret, invoice, subscribed):
+    old = subscription_event("customer.subscription.deleted", "canceled", subscription="sub_old",
+                             created=int(time.time()), event_id="evt_old_deleted")
+    resp = post(api, old, sign(old))
+    assert resp.status_code == 200 and resp.json()["result"] == "another subscription: ignored"
+    subscribed.refresh_from_db()
+    assert subscribed.plan == "pro" and subscribed.billing_account.subscription_status == "active"
+
+
+def test_subscription_events_apply_in_the_order_they_were_created(api, secret, invoice, subscribed):
+    now = int(time.time())
+    deleted = subscription_event("customer.subscription.deleted", "canceled", created=now, event_id="evt_deleted")
+    assert post(api, deleted, sign(deleted)).json()["result"] == "subscription canceled"
+    late = subscription_event("customer.subscription.updated", "active", created=now - 60, event_id="evt_late")
+    resp = post(api, late, sign(late))
+    assert resp.status_code == 200 and resp.json()["result"] == "an older event: ignored"
+    subscribed.refresh_from_db()
+    assert subscribed.plan == "free" and subscribed.billing_account.subscription_status == "canceled"
+    # an ended subscription does not come back, even by an event of the same second
+    same_second = subscription_event("customer.subscription.updated", "active", created=now, event_id="evt_same")
+    assert post(api, same_second, sign(same_second)).json()["result"] == "an ended subscription: ignored"
+    subscribed.refresh_from_db()
+    assert subscribed.plan == "free"
+
+
+@pytest.mark.parametrize("kind, obj, field", [
+    ("invoice.paid", {"lines": [1]}, "lines"),
+    ("invoice.paid", {"lines": {"data": [5]}}, "lines"),
+    ("invoice.paid", {"lines": {"data": [{"amount": "x"}]}}, "lines"),
+    ("invoice.paid", {"period_start": 10 ** 20}, "periodStart"),
+    ("invoice.paid", {"total": "a lot"}, "total"),
+    ("invoice.paid", {"status": ["paid"]}, "status"),
+    ("customer.subscription.updated", {"items": [1]}, "items"),
+    ("customer.subscription.updated", {"items": {"data": [5]}}, "items"),
+    ("customer.subscription.updated", {"current_period_end": 10 ** 20}, "currentPeriodEnd"),
+    ("customer.subscription.updated", {"status": {"x": 1}}, "status"),
+], ids=["lines-list", "lines-int", "line-amount", "period-start", "total", "status", "items-list", "items-int",
+        "period-end", "subscription-status"])
+def test_a_signed_event_whose_object_is_malformed_is_400_and_changes_nothing(api, secret, invoice, subscribed, kind,
+                                                                              obj, field):
+    base = ({"id": "in_new", "object": "invoice", "customer": "cus_hook", "status": "paid"} if kind.startswith("invoice")
+            else {"id": "sub_current", "object": "subscription", "customer": "cus_hook", "status": "canceled"})
+    body = event(kind, {**base, **obj}, "evt_malformed")
+    resp = post(api, body, sign(body))
+    assert resp.status_code == 400 and field in resp.json()["details"], resp.json()
+    assert not PaymentEvent.objects.exists() and Invoice.objects.count() == 1
+    subscribed.refresh_from_db()
+    assert subscribed.plan == "pro"
