@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 
 from config.errors import ApplicationError
 from platform_app.pages.base import client_ip, form_error, project_context, require, workspace_context
+from platform_app.services.billing.caps import usage_cap_check
 from platform_app.services.deployments import deployments as deployment_services
 from platform_app.services.deployments.listings import deployment_list_context
 from platform_app.services.deployments.selectors import project_deployments, rollback_candidates
@@ -41,9 +42,16 @@ class GitProjectForm(forms.Form):
 
 
 def _first_deployment(request, project):
-    """Deploy a new project's production branch at once, as the big platforms do."""
-    deployment = deployment_services.deployment_trigger(project=project, env="production", branch=None,
-                                                        trigger="manual", actor=request.user, ip=client_ip(request))
+    """Deploy a new project's production branch at once, as the big platforms do. Refused (the cap reached since
+    the page checked it), the project stays and its page says why."""
+    try:
+        deployment = deployment_services.deployment_trigger(project=project, env="production", branch=None,
+                                                            trigger="manual", actor=request.user,
+                                                            ip=client_ip(request))
+    except ApplicationError as exc:
+        messages.warning(request, f"Project “{project.name}” created, but its first deployment was refused: "
+                                  f"{exc.message}")
+        return redirect("project", org_id=project.workspace.slug, project_id=project.pk)
     messages.success(request, f"Project “{project.name}” created; its first deployment is on its way.")
     return redirect("deployment", org_id=project.workspace.slug, deployment_id=deployment.pk)
 
@@ -79,6 +87,8 @@ def project_new(request, org_id):
         if form.is_valid():
             values = form.cleaned_data
             try:
+                if action in ("template", "git"):  # both deploy at once: at the cap, create nothing
+                    usage_cap_check(workspace=workspace)
                 if action == "template":
                     project = project_services.project_create_from_template(
                         workspace=workspace, actor=request.user, name=values["name"], template=values["template"],

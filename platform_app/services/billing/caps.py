@@ -89,6 +89,12 @@ def usage_cap_enforce(*, workspace, now: datetime | None = None) -> None:
             "periodEnd": state["period_end"].isoformat().replace("+00:00", "Z")})
 
 
+def usage_cap_check(*, workspace) -> None:
+    """`usage_cap_enforce` before anything is made for a deploy that follows (the dashboard's new project)."""
+    with transaction.atomic():
+        usage_cap_enforce(workspace=workspace)
+
+
 def usage_cap_percent(*, workspace, now: datetime | None = None) -> float | None:
     """Percent of the cap spent this period (None without a cap); what the `usage_cap` alert metric reads."""
     account = BillingAccount.objects.filter(workspace=workspace, usage_cap__isnull=False).first()

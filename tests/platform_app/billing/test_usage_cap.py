@@ -142,3 +142,22 @@ def test_the_usage_cap_alert_metric_reads_the_share_spent(alice_client, project,
         assert alerts_evaluate() == 1
     rule.refresh_from_db()
     assert rule.last_value == 90.0
+
+
+def test_the_dashboard_creates_no_project_while_the_cap_is_reached(alice, project, settings, tmp_path):
+    """The new-project page deploys at once: at the cap it refuses before creating anything (no project, no hosted
+    repository), so retrying makes no duplicates; raising the cap lets the same form through."""
+    from tests.platform_app.pages.conftest import sign_in
+
+    owner = sign_in(alice)
+    spend(project, 1000)
+    BillingAccount.objects.update_or_create(workspace=project.workspace, defaults={"usage_cap": 1000})
+    form = {"action": "template", "t-name": "Capped", "t-template": "static-site"}
+    for _ in range(2):
+        resp = owner.post("/dashboard/acme/new/", form)
+        assert resp.status_code == 400 and "usage cap" in resp.content.decode().lower()
+    assert list(project.workspace.projects.values_list("slug", flat=True)) == ["shop"]
+    assert not (settings.GIT_HOSTED_ROOT / project.workspace.pk).exists()
+    BillingAccount.objects.filter(workspace=project.workspace).update(usage_cap=5000)
+    resp = owner.post("/dashboard/acme/new/", form)
+    assert resp.status_code == 302 and project.workspace.projects.filter(slug="capped").exists()
