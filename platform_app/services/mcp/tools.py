@@ -122,7 +122,6 @@ def deployment_logs(call: Call, workspace: str, deployment: str, lines: int = 50
     from platform_app.models import LogLine
 
     d = call.deployment(workspace, deployment)
-    lines = max(1, min(int(lines), 1000))
     tail = list(LogLine.objects.filter(deployment=d).order_by("-seq")[:lines])[::-1]
     return {"deployment": d.pk, "status": d.status, "lines": [line.text for line in tail]}
 
@@ -197,7 +196,21 @@ def tool_call(*, user, scopes: set, bound_workspace_id: str | None, name: str, a
                           {"requiredScope": tool.scope, "tokenScopes": sorted(scopes)})
     unknown = set(arguments) - set(tool.properties)
     missing = [k for k in tool.required if k not in arguments]
-    if unknown or missing or not all(isinstance(v, (str, int)) or v is None for v in arguments.values()):
+    wrong = sorted(k for k, v in arguments.items() if k in tool.properties and not _fits(tool.properties[k], v))
+    if unknown or missing or wrong:
         raise ApplicationError(f"Arguments of {name}: required {list(tool.required)}, known "
-                               f"{sorted(tool.properties)}.", code="invalid_params")
+                               f"{sorted(tool.properties)}" + (f"; not as declared: {wrong}." if wrong else "."),
+                               code="invalid_params")
     return tool.run(Call(user, set(scopes), bound_workspace_id, tool), **arguments)
+
+
+MAX_STRING = 200  # ids, slugs, environment and branch names
+
+
+def _fits(schema: dict, value) -> bool:
+    """`value` is of the declared type and range (the input schemas here use only these keywords)."""
+    if value is None:
+        return True
+    if schema.get("type") == "integer":
+        return (type(value) is int and schema.get("minimum", value) <= value <= schema.get("maximum", value))
+    return isinstance(value, str) and len(value) <= MAX_STRING

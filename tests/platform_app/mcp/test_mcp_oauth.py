@@ -235,6 +235,15 @@ def test_malformed_messages_get_json_rpc_errors(agent):
     assert all(t["inputSchema"]["additionalProperties"] is False for t in listed)
 
 
+@pytest.mark.parametrize("arguments", [{"lines": "abc"}, {"lines": True}, {"lines": 0}, {"lines": 1001},
+                                       {"lines": 1.5}, {"deployment": 7}, {"workspace": "a" * 1000}])
+def test_tool_arguments_outside_their_schema_are_invalid_params(agent, arguments):
+    client, session = agent
+    call = {"name": "deployment_logs", "arguments": {"workspace": "acme", "deployment": "dep_x", **arguments}}
+    result = rpc(client, "tools/call", call, session=session).json()["result"]
+    assert result["isError"] and json.loads(result["content"][0]["text"])["code"] == "invalid_params"
+
+
 def test_a_tool_obeys_the_members_role_and_hides_other_workspaces(alice, workspace, travel):
     viewer_ws = WorkspaceFactory(slug="viewed")
     MembershipFactory(workspace=viewer_ws, user=alice, role="viewer")
