@@ -312,3 +312,26 @@ def test_recipient_with_too_many_failed_records_is_blocked(sandbox, settings):
     resp = send(client)
     assert resp.status_code == 429
     assert resp.json()["error"]["code"] == "recipient_blocked"
+
+
+def test_resends_count_against_the_recipient_limit(sandbox, settings):
+    settings.OTP_SENDS_PER_RECIPIENT, settings.OTP_RESEND_COOLDOWN_SECONDS = 3, 0
+    client, _ = sandbox
+    ids = [send(client).json()["id"] for _ in range(3)]
+    assert send(client).json()["error"]["code"] == "recipient_rate_limited"
+    for record_id in ids:
+        resp = client.post("/api/v1/otp/resend", {"id": record_id}, format="json")
+        assert resp.status_code == 429 and resp.json()["error"]["code"] == "recipient_rate_limited"
+        assert "Retry-After" in resp
+    assert SandboxMessage.objects.count() == 3 and set(OtpRecord.objects.values_list("sends", flat=True)) == {1}
+
+
+def test_resends_count_against_the_key_limit(sandbox, settings):
+    settings.OTP_SENDS_PER_KEY_PER_MINUTE, settings.OTP_SENDS_PER_RECIPIENT = 2, 10
+    settings.OTP_RESEND_COOLDOWN_SECONDS = 0
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    assert client.post("/api/v1/otp/resend", {"id": record_id}, format="json").status_code == 200
+    resp = client.post("/api/v1/otp/resend", {"id": record_id}, format="json")
+    assert resp.status_code == 429 and resp.json()["error"]["code"] == "rate_limited"
+    assert OtpRecord.objects.get().sends == 2 and SandboxMessage.objects.count() == 2
