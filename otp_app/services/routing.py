@@ -1,5 +1,6 @@
 """Which channels a send tries, in order: the workspace's rule for the recipient's country,
 else its `*` rule, else the default in settings; live keys only get configured channels."""
+import idna
 import phonenumbers
 from django.conf import settings
 from django.core.validators import validate_email
@@ -34,12 +35,20 @@ def recipient_normalize(recipient: str, channel: str | None) -> tuple[str, str]:
     """(normalized recipient, country or '')."""
     recipient = (recipient or "").strip()
     if channel == "email" or (channel is None and recipient_kind(recipient) == "email"):
-        try:
-            validate_email(recipient)
-        except DjangoValidationError:
-            raise ValidationFailed("recipient is not a valid email address.", code="invalid_recipient")
-        return recipient.lower(), ""
+        return email_normalize(recipient), ""
     return phone_normalize(recipient)
+
+
+def email_normalize(recipient: str) -> str:
+    """One spelling per mailbox, so that it keys one limit and one block: the local part lower-cased, the domain
+    as its IDNA (UTS 46) ASCII form, lower-case (`idn@Bücher.example` → `idn@xn--bcher-kva.example`)."""
+    try:
+        validate_email(recipient)
+        local, _, domain = recipient.rpartition("@")
+        domain = idna.encode(domain, uts46=True).decode("ascii").lower()
+    except (DjangoValidationError, idna.IDNAError, UnicodeError):
+        raise ValidationFailed("recipient is not a valid email address.", code="invalid_recipient")
+    return f"{local.lower()}@{domain}"
 
 
 def _policy(workspace) -> WorkspacePolicy | None:

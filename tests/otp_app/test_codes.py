@@ -335,3 +335,29 @@ def test_resends_count_against_the_key_limit(sandbox, settings):
     resp = client.post("/api/v1/otp/resend", {"id": record_id}, format="json")
     assert resp.status_code == 429 and resp.json()["error"]["code"] == "rate_limited"
     assert OtpRecord.objects.get().sends == 2 and SandboxMessage.objects.count() == 2
+
+
+@pytest.mark.parametrize("spelling", ["idn@xn--bcher-kva.example", "IDN@BÜCHER.example", "idn@xn--BCHER-kva.Example"])
+def test_one_mailbox_is_one_recipient_however_its_domain_is_spelled(sandbox, settings, spelling):
+    client, _ = sandbox
+    for _ in range(settings.OTP_SENDS_PER_RECIPIENT):
+        assert send(client, recipient="idn@bücher.example").status_code == 201
+    resp = send(client, recipient=spelling)
+    assert resp.status_code == 429 and resp.json()["error"]["code"] == "recipient_rate_limited"
+    assert set(OtpRecord.objects.values_list("recipient", flat=True)) == {"idn@xn--bcher-kva.example"}
+
+
+def test_the_failed_codes_block_holds_for_every_spelling_of_a_mailbox(sandbox, settings):
+    settings.OTP_FAILED_RECORDS_PER_RECIPIENT, settings.OTP_SENDS_PER_RECIPIENT = 1, 10
+    client, _ = sandbox
+    record_id = send(client, recipient="idn@bücher.example").json()["id"]
+    OtpRecord.objects.filter(pk=record_id).update(status="failed")
+    resp = send(client, recipient="idn@xn--bcher-kva.example")
+    assert resp.status_code == 429 and resp.json()["error"]["code"] == "recipient_blocked"
+
+
+@pytest.mark.parametrize("recipient", ["idn@bü cher.example", "idn@xn--.example", "idn@-bücher.example"])
+def test_an_email_domain_that_is_no_domain_name_is_400(sandbox, recipient):
+    client, _ = sandbox
+    resp = send(client, recipient=recipient)
+    assert resp.status_code == 400 and resp.json()["error"]["code"] == "invalid_recipient"
