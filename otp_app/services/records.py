@@ -18,8 +18,9 @@ from otp_app.services import balance as balance_services
 from otp_app.services.codes import code_hash, code_new, code_seal
 from otp_app.services.drain import WAKE_FLAG, deliveries_wake
 from otp_app.services.errors import (Conflict, CountryNotAllowed, InsufficientBalance, NoChannel, NotFound, RateLimited,
-                                     ValidationFailed)
-from otp_app.services.routing import recipient_normalize, route_for
+                                     RecipientNotAllowed, ValidationFailed)
+from otp_app.services.number_types import number_type_check
+from otp_app.services.routing import recipient_kind, recipient_normalize, route_for
 from otp_app import messages
 
 Status = OtpRecord.Status
@@ -98,7 +99,7 @@ def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idemp
     try:
         return _send(api_key=api_key, recipient=recipient, locale=locale, channel=channel,
                      idempotency_key=idempotency_key, fingerprint=fingerprint)
-    except (ValidationFailed, CountryNotAllowed, NoChannel, InsufficientBalance, RateLimited):
+    except (ValidationFailed, CountryNotAllowed, NoChannel, InsufficientBalance, RateLimited, RecipientNotAllowed):
         row = _idempotency_row(api_key=api_key, key=idempotency_key)
         if row is None or _expired(row):
             raise
@@ -113,6 +114,8 @@ def _send(*, api_key, recipient, locale, channel, idempotency_key, fingerprint) 
     if not messages.is_known(locale):
         raise ValidationFailed(f"Unknown locale; use one of {', '.join(messages.LOCALES)}.", code="invalid_locale")
     recipient, country = recipient_normalize(recipient, channel)
+    if recipient_kind(recipient) == "phone":
+        number_type_check(api_key=api_key, recipient=recipient)
     route = route_for(workspace=api_key.workspace, mode=api_key.mode, recipient=recipient, country=country,
                       channel=channel)
     limits, drain_seen_at = _send_limits(api_key=api_key, recipient=recipient)

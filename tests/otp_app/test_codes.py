@@ -361,3 +361,42 @@ def test_an_email_domain_that_is_no_domain_name_is_400(sandbox, recipient):
     client, _ = sandbox
     resp = send(client, recipient=recipient)
     assert resp.status_code == 400 and resp.json()["error"]["code"] == "invalid_recipient"
+
+
+# Number types -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("recipient, kind", [
+    ("+19002221234", "premium_rate"),  # US 900
+    ("+33899123456", "premium_rate"),  # FR 089
+    ("+33810123456", "shared_cost"),  # FR 081
+    ("+881612345678", "satellite"),  # Iridium: phonenumbers says MOBILE, in the satellite code +881
+    ("+870773111632", "satellite"),  # Inmarsat
+    ("+447010000000", "personal_number"),  # UK 070
+    ("+445512345678", "uan"),  # UK 055
+])
+def test_number_types_that_carriers_block_are_refused(sandbox, recipient, kind):
+    client, _ = sandbox
+    resp = send(client, recipient=recipient, channel="sms")
+    assert resp.status_code == 422
+    error = resp.json()["error"]
+    assert error["code"] == "recipient_not_allowed" and kind in error["message"]
+    assert OtpRecord.objects.count() == 0
+
+
+def test_staff_allow_a_number_type_for_one_key_in_the_admin(sandbox, key_client, client):
+    from django.contrib.admin.utils import quote
+    from django.urls import reverse
+
+    from tests.factories import SuperuserFactory
+
+    api_client, key = sandbox
+    other_client, _ = key_client("test")
+    client.force_login(SuperuserFactory(email="staff@example.com"))
+    url = reverse("admin:otp_app_apikey_change", args=[quote(key.pk)])
+    resp = client.post(url, {"name": key.name, "allowed_number_types": ["premium_rate"]})
+    assert resp.status_code == 302
+    key.refresh_from_db()
+    assert key.allowed_number_types == ["premium_rate"]
+    assert send(api_client, recipient="+19002221234", channel="sms").status_code == 201
+    assert send(api_client, recipient="+881612345678", channel="sms").status_code == 422  # satellite still refused
+    assert send(other_client, recipient="+19002221234", channel="sms").status_code == 422
