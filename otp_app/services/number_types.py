@@ -20,15 +20,15 @@ REFUSED = (*BY_PHONENUMBERS_TYPE.values(), SATELLITE)
 _SATELLITE_PREFIXES = ("870", "881", "88216")
 
 
-def refused_type(e164: str) -> str | None:
-    """The refused type of a valid E.164 number, or None."""
-    if e164.lstrip("+").startswith(_SATELLITE_PREFIXES):
+def refused_type(number: phonenumbers.PhoneNumber, kind: int) -> str | None:
+    """The refused type of a valid number whose phonenumbers type is `kind`, or None."""
+    if f"{number.country_code}{number.national_number}".startswith(_SATELLITE_PREFIXES):
         return SATELLITE
-    return BY_PHONENUMBERS_TYPE.get(phonenumbers.number_type(phonenumbers.parse(e164, None)))
+    return BY_PHONENUMBERS_TYPE.get(kind)
 
 
-def number_type_check(*, api_key, recipient: str) -> None:
-    """422 `recipient_not_allowed`, naming the type, for a number of a refused type this key is not allowed."""
-    kind = refused_type(recipient)
-    if kind is not None and kind not in (api_key.allowed_number_types or []):
-        raise RecipientNotAllowed(f"Codes are not sent to {kind.replace('_', ' ')} numbers ({kind}).")
+def number_type_check(number: phonenumbers.PhoneNumber, kind: int, *, allowed: list[str]) -> None:
+    """422 `recipient_not_allowed`, naming the type, for a number of a refused type not in `allowed` (the key's)."""
+    refused = refused_type(number, kind)
+    if refused is not None and refused not in allowed:
+        raise RecipientNotAllowed(f"Codes are not sent to {refused.replace('_', ' ')} numbers ({refused}).")

@@ -19,8 +19,7 @@ from otp_app.services.codes import code_hash, code_new, code_seal
 from otp_app.services.drain import WAKE_FLAG, deliveries_wake
 from otp_app.services.errors import (Conflict, CountryNotAllowed, InsufficientBalance, NoChannel, NotFound, RateLimited,
                                      RecipientNotAllowed, ValidationFailed)
-from otp_app.services.number_types import number_type_check
-from otp_app.services.routing import recipient_kind, recipient_normalize, route_for
+from otp_app.services.routing import recipient_normalize, route_for
 from otp_app import messages
 
 Status = OtpRecord.Status
@@ -113,9 +112,7 @@ def _expired(row: IdempotencyKey) -> bool:
 def _send(*, api_key, recipient, locale, channel, idempotency_key, fingerprint) -> SendResult:
     if not messages.is_known(locale):
         raise ValidationFailed(f"Unknown locale; use one of {', '.join(messages.LOCALES)}.", code="invalid_locale")
-    recipient, country = recipient_normalize(recipient, channel)
-    if recipient_kind(recipient) == "phone":
-        number_type_check(api_key=api_key, recipient=recipient)
+    recipient, country = recipient_normalize(recipient, channel, allowed_types=api_key.allowed_number_types)
     route = route_for(workspace=api_key.workspace, mode=api_key.mode, recipient=recipient, country=country,
                       channel=channel)
     limits, drain_seen_at = _send_limits(api_key=api_key, recipient=recipient)
@@ -281,7 +278,7 @@ def _resend_locked(*, api_key, record_id, channel):
         return RateLimited("This code was sent too many times; request a new one.", code="resend_limit",
                            retry_after=int((record.expires_at - now).total_seconds()) + 1)
     if channel is not None and channel != record.channel:
-        _, country = recipient_normalize(record.recipient, channel)
+        _, country = recipient_normalize(record.recipient, channel, allowed_types=api_key.allowed_number_types)
         route = route_for(workspace=record.workspace, mode=record.mode, recipient=record.recipient,
                           country=country, channel=channel)
     else:

@@ -10,14 +10,16 @@ from otp_app import channels
 from otp_app.models import CHANNELS, RoutingRule, WorkspacePolicy
 from otp_app.services.config_cache import config
 from otp_app.services.errors import CountryNotAllowed, NoChannel, ValidationFailed
+from otp_app.services.number_types import number_type_check
 
 
 def recipient_kind(recipient: str) -> str:
     return "email" if "@" in recipient else "phone"
 
 
-def phone_normalize(recipient: str) -> tuple[str, str]:
-    """E.164 and its ISO country; 400 `invalid_recipient` otherwise."""
+def phone_normalize(recipient: str, allowed_types: list[str]) -> tuple[str, str]:
+    """E.164 and its ISO country; 400 `invalid_recipient` otherwise, 422 `recipient_not_allowed` for a number
+    type refused by default and not in `allowed_types` (otp_app/services/number_types.py)."""
     if not recipient.startswith("+"):
         raise ValidationFailed("recipient must be an E.164 number with a leading + (or an email for the email channel).",
                                code="invalid_recipient")
@@ -25,18 +27,22 @@ def phone_normalize(recipient: str) -> tuple[str, str]:
         number = phonenumbers.parse(recipient, None)
     except phonenumbers.NumberParseException:
         number = None
-    if number is None or not phonenumbers.is_valid_number(number):
+    # a number's type is what is_valid_number works out (UNKNOWN: not valid), so one look answers both
+    kind = phonenumbers.number_type(number) if number is not None else phonenumbers.PhoneNumberType.UNKNOWN
+    if kind == phonenumbers.PhoneNumberType.UNKNOWN:
         raise ValidationFailed("recipient is not a valid E.164 phone number.", code="invalid_recipient")
+    number_type_check(number, kind, allowed=allowed_types)
     return (phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164),
             phonenumbers.region_code_for_number(number) or "")
 
 
-def recipient_normalize(recipient: str, channel: str | None) -> tuple[str, str]:
-    """(normalized recipient, country or '')."""
+def recipient_normalize(recipient: str, channel: str | None, *, allowed_types: list[str] = ()) -> tuple[str, str]:
+    """(normalized recipient, country or ''). `allowed_types`: the number types refused by default that the
+    sending key may reach."""
     recipient = (recipient or "").strip()
     if channel == "email" or (channel is None and recipient_kind(recipient) == "email"):
         return email_normalize(recipient), ""
-    return phone_normalize(recipient)
+    return phone_normalize(recipient, list(allowed_types))
 
 
 def email_normalize(recipient: str) -> str:
