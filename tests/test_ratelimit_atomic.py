@@ -2,6 +2,7 @@
 connection, never pass a limit. The cache here is the file cache, the one a deployment without Redis has."""
 import subprocess
 import sys
+import time
 
 import pytest
 from django.test import Client
@@ -16,6 +17,8 @@ from tests.platform_app.edge.conftest import site  # noqa: F401 (fixture)
 from tests.platform_app.edge.factories import FirewallRuleFactory
 from tests.test_security_headers import ROOT, production_env
 
+WINDOW = 10**9  # no window ends during a test
+
 
 @pytest.fixture
 def file_cache(settings, tmp_path):
@@ -27,7 +30,7 @@ def file_cache(settings, tmp_path):
 
 def test_parallel_sends_to_one_new_number_keep_the_recipient_limit(transactional_db, workspace, settings,
                                                                     file_cache):
-    settings.OTP_SENDS_PER_RECIPIENT = 3
+    settings.OTP_SENDS_PER_RECIPIENT, settings.OTP_SENDS_PER_RECIPIENT_WINDOW = 3, 10**9
     raw = "svc_test_parallel" + "p" * 30
     ApiKeyFactory(workspace=workspace, mode="test", raw=raw)
 
@@ -45,7 +48,7 @@ def test_parallel_sends_to_one_new_number_keep_the_recipient_limit(transactional
 def test_parallel_requests_keep_the_firewall_rate_limit(transactional_db, site, file_cache):  # noqa: F811
     FirewallRuleFactory(project=site, action=FirewallRule.Action.RATE_LIMIT,
                         conditions=[{"field": "path", "op": "prefix", "value": "/"}],
-                        rate_limit_requests=5, rate_limit_window_seconds=3600)
+                        rate_limit_requests=5, rate_limit_window_seconds=10**9)
 
     def visit():
         return Client().get("/", HTTP_HOST="site.localhost", REMOTE_ADDR="203.0.113.9").status_code
@@ -54,16 +57,18 @@ def test_parallel_requests_keep_the_firewall_rate_limit(transactional_db, site, 
 
 
 def test_counts_given_back_and_reset(db, file_cache):
-    limits = [ratelimit.Limit("atomic:a", 2, 3600), ratelimit.Limit("atomic:b", 5, 3600)]
+    limits = [ratelimit.Limit("atomic:a", 2, WINDOW), ratelimit.Limit("atomic:b", 5, WINDOW)]
     ratelimit.consume_all(limits)
     ratelimit.consume_all(limits)
     with pytest.raises(ratelimit.RateLimited):
         ratelimit.consume_all(limits)
-    assert (ratelimit.hits("atomic:a", 3600), ratelimit.hits("atomic:b", 3600)) == (3, 2)
+    assert (ratelimit.hits("atomic:a", WINDOW), ratelimit.hits("atomic:b", WINDOW)) == (3, 2)
     ratelimit.give_back(limits)
-    assert (ratelimit.hits("atomic:a", 3600), ratelimit.hits("atomic:b", 3600)) == (2, 1)
-    ratelimit.reset("atomic:a", 3600)
-    assert ratelimit.hits("atomic:a", 3600) == 0 and ratelimit.hit("atomic:a", 3600) == 1
+    assert (ratelimit.hits("atomic:a", WINDOW), ratelimit.hits("atomic:b", WINDOW)) == (2, 1)
+    ratelimit.reset("atomic:a", WINDOW)
+    assert ratelimit.hits("atomic:a", WINDOW) == 0 and ratelimit.hit("atomic:a", WINDOW) == 1
+    assert ratelimit.counters_prune() == 0  # their windows have not ended
+    assert ratelimit.counters_prune(now=time.time() + WINDOW + 2) == 2 and ratelimit.hits("atomic:b", WINDOW) == 0
 
 
 @pytest.mark.parametrize("extra, named", [
