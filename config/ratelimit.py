@@ -1,4 +1,12 @@
-"""Fixed-window counters in the cache (Redis when configured), for volume limits shared by every service.
+"""Fixed-window counters for volume limits shared by every service (OTP sends, the firewall's rate_limit rules,
+API and form throttles).
+
+Counting is atomic on every store, so parallel requests never pass a limit: `RATELIMIT_STORE=cache` is one
+pipelined INCR + EXPIRE NX per window on Redis (the default when REDIS_URL is set); `database` is one
+`INSERT ... ON CONFLICT DO UPDATE ... RETURNING` on the `config.counters` table for all of an event's windows
+(the default without Redis: SQLite and PostgreSQL both lock the row). Ended windows' rows are swept hourly
+(`counters_prune`). "cache" on another backend (the file cache reads, then writes) is for tests only; production
+settings refuse it.
 
 Attempts at secrets (sign-in passwords, MFA codes, preview passwords) are not counted here but in the
 database (`platform_app.services.identity.throttle`), where counting and deciding is one atomic statement.
@@ -8,14 +16,19 @@ The cache may be unreachable (Redis restarting, network trouble). The Redis clie
 is allowed; a warning is logged at most once a minute). A caller passing `fail_closed=True` refuses instead,
 with 503 `service_unavailable`.
 """
+import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.cache import cache, caches
+from django.db import connection
+from django.db.models import F
 from django.core.cache.backends.redis import RedisCache
 
 from config.client_ip import client_ip  # noqa: F401  (kept importable from here for every caller)
+from config.counters.models import Counter
 from config.errors import RateLimited, ServiceUnavailable
 from config.redis_pool import cache_client
 
@@ -28,6 +41,7 @@ except ImportError:  # pragma: no cover - redis is pinned, but the embedded defa
 
 CACHE_ERRORS = (RedisError, OSError)
 WARN_INTERVAL_SECONDS = 60
+ROW_KEY_MAX = 400  # Counter.key; a longer key keeps its start and ends in its hash
 _last_warning = float("-inf")
 
 
@@ -62,8 +76,50 @@ def _window(key: str, window: int) -> tuple[str, int]:
     return f"rl:{key}:{start}", start + window - int(time.time())
 
 
+def _in_database() -> bool:
+    return settings.RATELIMIT_STORE == "database"
+
+
+def _row_key(key: str) -> str:
+    if len(key) <= ROW_KEY_MAX:
+        return key
+    return key[:ROW_KEY_MAX - 65] + "#" + hashlib.sha256(key.encode()).hexdigest()
+
+
+def _upsert_sql(rows: int) -> str:
+    q = connection.ops.quote_name
+    table, key, expires, count = q(Counter._meta.db_table), q("key"), q("expires_at"), q("count")
+    values = ", ".join(["(%s, %s, 1)"] * rows)
+    return (f"INSERT INTO {table} AS c ({key}, {expires}, {count}) VALUES {values} "
+            f"ON CONFLICT ({key}) DO UPDATE SET {count} = c.{count} + 1 RETURNING {key}, {count}")
+
+
+def _incr_in_database(windows: list[tuple[str, int]]) -> list[int]:
+    """One event in each window, by one statement; rows taken in key order, so that two events sharing windows
+    never wait on each other in a circle."""
+    now = int(time.time())
+    keys = [_row_key(k) for k, _ in windows]
+    params = []
+    for k, (_, remaining) in sorted(zip(keys, windows)):
+        params += [k, now + remaining + 1]
+    with connection.cursor() as cursor:
+        cursor.execute(_upsert_sql(len(windows)), params)
+        counts = dict(cursor.fetchall())
+    return [int(counts[k]) for k in keys]
+
+
+def counters_prune(*, now: float | None = None) -> int:
+    """Drop the database counters of ended windows; how many."""
+    deleted, _ = Counter.objects.filter(expires_at__lt=int(now if now is not None else time.time())).delete()
+    return deleted
+
+
 def hits(key: str, window: int, *, fail_closed: bool = False) -> int:
     k, _ = _window(key, window)
+    if _in_database():
+        count = Counter.objects.filter(key=_row_key(k), expires_at__gte=int(time.time())).values_list(
+            "count", flat=True).first()
+        return count or 0
     try:
         return _cached(cache.get, k, 0)
     except _CacheDown:
@@ -74,9 +130,14 @@ def hits(key: str, window: int, *, fail_closed: bool = False) -> int:
 
 def _incr_many(windows: list[tuple[str, int]], peek: str = "") -> list[int]:
     """Count one event in each (cache key, seconds left) window. On Redis: INCR and EXPIRE NX per window, all in
-    one pipelined round trip; elsewhere (tests, the embedded default) add + incr per window. With `peek`, the
-    last item is whether that cache key holds a value, read in the same round trip."""
+    one pipelined round trip; in the database one upsert; elsewhere (tests) add + incr per window. With `peek`,
+    the last item is whether that cache key holds a value, read in the same round trip on Redis."""
     backend = caches["default"]
+    if _in_database():
+        counts = _incr_in_database(windows)
+        if peek:
+            counts.append(cache.get(peek) is not None)
+        return counts
     if isinstance(backend, RedisCache):
         names = [backend.make_and_validate_key(k) for k, _ in windows]
         pipe = cache_client(backend).pipeline(transaction=False)
@@ -143,6 +204,10 @@ def give_back(limits: list[Limit]) -> None:
 
 
 def _uncount(keys: list[str]) -> None:
+    if _in_database():
+        if keys:
+            Counter.objects.filter(key__in=[_row_key(k) for k in keys], count__gt=0).update(count=F("count") - 1)
+        return
     for k in keys:
         try:
             _cached(cache.decr, k)
@@ -167,6 +232,9 @@ def consume(key: str, limit: int, window: int, message: str = "Too many requests
 
 
 def reset(key: str, window: int) -> None:
+    if _in_database():
+        Counter.objects.filter(key=_row_key(_window(key, window)[0])).delete()
+        return
     try:
         _cached(cache.delete, _window(key, window)[0])
     except _CacheDown:

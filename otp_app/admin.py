@@ -1,12 +1,26 @@
 """Staff views of the OTP service. Code hashes and key hashes are never shown."""
+from django import forms
 from django.contrib import admin
 
 from otp_app.models import (ApiKey, Balance, Charge, Delivery, IdempotencyKey, OtpRecord, RoutingRule, SandboxMessage,
                             WorkspacePolicy)
+from otp_app.services.number_types import REFUSED
+
+
+class ApiKeyForm(forms.ModelForm):
+    allowed_number_types = forms.TypedMultipleChoiceField(
+        choices=[(kind, kind.replace("_", " ")) for kind in REFUSED], required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Number types refused by default that this key may send to.")
+
+    class Meta:
+        model = ApiKey
+        fields = "__all__"
 
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
+    form = ApiKeyForm
     list_display = ("prefix", "name", "workspace", "mode", "created_at", "last_used_at", "revoked_at")
     list_filter = ("mode",)
     search_fields = ("prefix", "name", "workspace__slug")

@@ -23,6 +23,8 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Phone number types refused by default (otp_app/services/number_types.py) that staff allow for this key.
+    allowed_number_types = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ("-created_at",)
@@ -94,6 +96,9 @@ class Delivery(models.Model):
     # it (otp_app/services/drain.py): the row is the job. Empty once claimed, and for a retry or a fallback,
     # whose job message carries the sealed code instead.
     sealed_code = models.TextField(blank=True, default="")
+    # A live delivery's price, taken off the balance when it was queued (otp_app/services/balance.py) and not yet
+    # charged or given back.
+    reserved = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 

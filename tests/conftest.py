@@ -238,6 +238,7 @@ def redis_down(settings, monkeypatch):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     timeout = settings.REDIS_CACHE_TIMEOUT_SECONDS
+    settings.RATELIMIT_STORE = "cache"
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                                    "LOCATION": f"redis://127.0.0.1:{port}/0",
                                    "OPTIONS": {"socket_connect_timeout": timeout, "socket_timeout": timeout}}}
@@ -250,6 +251,7 @@ def redis_cache(settings):
     """The cache on the Redis of REDIS_URL (skipped without it), emptied before and after, as production has it."""
     if not os.environ.get("REDIS_URL"):
         pytest.skip("needs REDIS_URL (CI sets it)")
+    settings.RATELIMIT_STORE = "cache"
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                                    "LOCATION": os.environ["REDIS_URL"], "KEY_PREFIX": f"t{os.getpid()}",
                                    "OPTIONS": {"pool_class": "config.redis_pool.SharedConnectionPool"}}}

@@ -78,6 +78,9 @@ if REDIS_URL:
                                       "socket_timeout": REDIS_CACHE_TIMEOUT_SECONDS}}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(DATA_DIR / "cache")}}
+# Where config/ratelimit.py counts volume limits: "cache" (one INCR per window; atomic on Redis only) or "database"
+# (one upsert per send, config/counters; atomic on SQLite and PostgreSQL). Production refuses "cache" off Redis.
+RATELIMIT_STORE = env("RATELIMIT_STORE", default="cache" if REDIS_URL else "database")
 # Answers the web server sends without entering Django while the data behind them holds (config/kept_answers.py):
 # at most this many bytes per process, each at most this many seconds.
 KEPT_ANSWERS_BYTES = env.int("KEPT_ANSWERS_BYTES", default=2 * 1024 * 1024)
@@ -102,6 +105,7 @@ INSTALLED_APPS = [
     "platform_app",
     "otp_app",
     "warehouse_app",
+    "config.counters",
 ]
 AUTH_USER_MODEL = "platform_app.User"
 
@@ -238,7 +242,9 @@ from .mcp import *  # noqa: E402,F401,F403
 CELERY_BEAT_SCHEDULE = {**IDENTITY_BEAT, **DEPLOYMENTS_BEAT, **OTP_BEAT,  # noqa: F405
                         **DOMAINS_BEAT, **EDGE_BEAT, **AUTOMATION_BEAT,  # noqa: F405
                         **ADDONS_BEAT, **BUCKETS_BEAT, **DEDICATED_DBS_BEAT, **TUNNELS_BEAT,  # noqa: F405
-                        **GRADUATION_BEAT, **BILLING_BEAT, **ORG_BEAT, **STAFF_BEAT, **MCP_BEAT}  # noqa: F405
+                        **GRADUATION_BEAT, **BILLING_BEAT, **ORG_BEAT, **STAFF_BEAT, **MCP_BEAT,  # noqa: F405
+                        "ratelimit-counters-sweep": {"task": "config.counters.tasks.counters_prune",
+                                                     "schedule": 3600.0}}
 # WebSocket routes of config/asgi.py (path → dotted path of an ASGI callable), from the areas that have one.
 WEBSOCKET_ROUTES = {**TUNNELS_WEBSOCKETS}  # noqa: F405
 ALLOWED_HOSTS = with_edge_hosts(ALLOWED_HOSTS)  # noqa: F405

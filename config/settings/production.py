@@ -26,3 +26,11 @@ STORAGES = {
 if BUILD_INLINE:  # noqa: F405
     raise ImproperlyConfigured("BUILD_INLINE runs strangers' builds in the process that holds the platform's "
                                "secrets; production builds run on builders (docs/isolation.md).")
+
+# Volume limits (sends, the firewall's rate_limit rules, ...) must count atomically across processes: a counter
+# that reads, then writes lets parallel requests past the limit (config/ratelimit.py).
+if RATELIMIT_STORE not in ("cache", "database"):  # noqa: F405
+    raise ImproperlyConfigured(f"RATELIMIT_STORE must be 'cache' (on Redis) or 'database', not {RATELIMIT_STORE!r}.")  # noqa: F405
+if RATELIMIT_STORE == "cache" and not REDIS_URL:  # noqa: F405
+    raise ImproperlyConfigured("RATELIMIT_STORE=cache counts in the cache, which is atomic only on Redis: set "
+                               "REDIS_URL, or RATELIMIT_STORE=database.")

@@ -7,6 +7,9 @@ CELERY_TASK_ALWAYS_EAGER = True
 OTP_DRAIN_LINGER_SECONDS = 0  # a drain runs inline after each send: no waiting for more to gather
 OTP_DRAIN_WAKE_GRACE_SECONDS = 0  # nor for a send that saw it running (tests/otp_app/test_drain.py sets one)
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# Volume limits count in that cache (one process: its lock makes incr atomic), whether or not REDIS_URL is set, so
+# a test costs the same queries everywhere; tests/test_ratelimit_atomic.py runs the database store.
+RATELIMIT_STORE = "cache"
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 # Tests reach their own local servers (Git over HTTP, pytest-httpserver) on loopback, over plain http.
 OUTBOUND_ALLOW_HTTP = True

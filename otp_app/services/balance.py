@@ -1,10 +1,16 @@
-"""Workspace balance: charge accepted live deliveries once, report consumption."""
+"""Workspace balance: a live delivery holds its price from the moment it is queued; the hold becomes a charge
+when the provider accepts the message, and goes back to the balance when the delivery ends without one.
+
+A hold is one conditional `UPDATE ... SET amount = amount - price WHERE amount >= price`: the row lock makes
+concurrent sends take turns, and the balance never goes below zero. The price held is kept on the delivery
+(`Delivery.reserved`) until it is settled or given back, each at most once (a conditional update on that field).
+"""
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, F, Sum
 from django.utils import timezone
 
-from otp_app.models import Balance, Charge, SandboxMessage
+from otp_app.models import Balance, Charge, Delivery, SandboxMessage
 
 
 def balance_for(workspace) -> Balance:
@@ -22,26 +28,48 @@ def balance_top_up(*, workspace, amount: int) -> Balance:
     return balance
 
 
-def balance_covers(*, workspace, channel: str) -> bool:
-    return balance_for(workspace).amount >= settings.OTP_PRICES.get(channel, 0)
+def price_hold(*, workspace_id, channel: str) -> int | None:
+    """Take a live delivery's price off the balance, if the balance covers it: the amount held (0 for a free
+    channel), or None when it does not cover it. Call inside the transaction that writes the delivery."""
+    price = settings.OTP_PRICES.get(channel, 0)
+    if price <= 0:
+        return 0
+    taken = Balance.objects.filter(workspace_id=workspace_id, amount__gte=price).update(
+        amount=F("amount") - price, updated_at=timezone.now())
+    return price if taken else None
+
+
+def hold_release(*, delivery) -> int:
+    """Give a delivery's hold back to the balance (it ended without a charge); how much came back. A second
+    call, or one for a delivery already charged, gives nothing."""
+    held = delivery.reserved
+    if held <= 0:
+        return 0
+    with transaction.atomic():
+        if not Delivery.objects.filter(pk=delivery.pk, reserved=held).update(reserved=0):
+            return 0
+        Balance.objects.filter(workspace_id=delivery.record.workspace_id).update(
+            amount=F("amount") + held, updated_at=timezone.now())
+    delivery.reserved = 0
+    return held
 
 
 @transaction.atomic
 def delivery_charge(*, delivery) -> Charge | None:
-    """Charge one accepted live delivery; a second call for the same delivery changes nothing."""
+    """Settle an accepted live delivery's hold as its charge; a second call for the same delivery changes
+    nothing. The balance already lost the price when the delivery was queued (price_hold)."""
     record = delivery.record
     if record.mode != "live":
         return None
-    price = settings.OTP_PRICES.get(delivery.channel, 0)
-    balance = Balance.objects.select_for_update().get(pk=balance_for(record.workspace).pk)
     try:
         with transaction.atomic():
-            charge = Charge.objects.create(workspace=record.workspace, delivery=delivery, channel=delivery.channel,
-                                           amount=price, currency=balance.currency)
+            charge = Charge.objects.create(workspace_id=record.workspace_id, delivery=delivery,
+                                           channel=delivery.channel, amount=delivery.reserved,
+                                           currency=balance_for(record.workspace).currency)
     except IntegrityError:
         return None  # already charged (a retried task)
-    balance.amount -= price
-    balance.save(update_fields=["amount", "updated_at"])
+    Delivery.objects.filter(pk=delivery.pk).update(reserved=0)
+    delivery.reserved = 0
     return charge
 
 

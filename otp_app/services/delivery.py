@@ -11,7 +11,7 @@ from config.writes import write_together
 from otp_app import channels, messages
 from otp_app.channels.base import ChannelError, Message
 from otp_app.models import Delivery, OtpRecord, SandboxMessage
-from otp_app.services.balance import delivery_charge
+from otp_app.services.balance import delivery_charge, hold_release, price_hold
 from otp_app.services.codes import code_hash, code_new, code_seal, code_unseal
 
 
@@ -58,6 +58,7 @@ def delivery_message(delivery: Delivery, sealed_code: str) -> Message | Attempt:
     """The message this try carries, or how the try ends without one: skipped (the delivery is no longer the
     record's current one) or failed (the seal outlived the code)."""
     if not _current(delivery):
+        hold_release(delivery=delivery)  # never carried: its price goes back to the balance
         return Attempt("skipped")
     record = delivery.record
     code = code_unseal(sealed_code)
@@ -107,25 +108,32 @@ def sandbox_rows(delivery: Delivery, message: Message) -> tuple[SandboxMessage, 
 
 @transaction.atomic
 def delivery_failed(*, delivery: Delivery, error: str) -> Attempt:
-    """Record the failure and move on to the next channel of the route, if any."""
+    """Record the failure, give its hold back, and move on to the next channel of the route that the balance
+    covers (holding that channel's price), if any."""
     delivery.status = Delivery.Status.FAILED
     delivery.error = error[:500]
     delivery.updated_at = timezone.now()
     delivery.save(update_fields=["status", "error", "updated_at"])
+    hold_release(delivery=delivery)
     record = OtpRecord.objects.select_for_update().get(pk=delivery.record_id)
     if record.sends != delivery.send_number or record.status != OtpRecord.Status.SENT:
         return Attempt("skipped")
     tried = set(Delivery.objects.filter(record=record, send_number=delivery.send_number)
                 .values_list("channel", flat=True))
-    remaining = [c for c in record.route if c not in tried]
-    if not remaining:
-        record.status = OtpRecord.Status.UNDELIVERABLE
-        record.save(update_fields=["status"])
-        return Attempt("undeliverable")
-    record.channel = remaining[0]
-    record.save(update_fields=["channel"])
-    nxt = Delivery.objects.create(record=record, send_number=delivery.send_number, channel=remaining[0])
-    return Attempt("fallback", next_delivery=nxt)
+    for channel in [c for c in record.route if c not in tried]:
+        held = price_hold(workspace_id=record.workspace_id, channel=channel) if record.mode == "live" else 0
+        if held is None:  # a failed attempt of its own, so that the record's history says why
+            Delivery.objects.create(record=record, send_number=delivery.send_number, channel=channel,
+                                    status=Delivery.Status.FAILED, error="the balance does not cover this channel")
+            continue
+        record.channel = channel
+        record.save(update_fields=["channel"])
+        nxt = Delivery.objects.create(record=record, send_number=delivery.send_number, channel=channel,
+                                      reserved=held)
+        return Attempt("fallback", next_delivery=nxt)
+    record.status = OtpRecord.Status.UNDELIVERABLE
+    record.save(update_fields=["status"])
+    return Attempt("undeliverable")
 
 
 def delivery_status_update(*, provider_message_id: str, provider_status: str) -> Attempt | None:

@@ -16,3 +16,7 @@ class CountryNotAllowed(ApplicationError):
 
 class NoChannel(ApplicationError):
     status, code, default_message = 422, "no_channel_available", "No configured channel can reach this recipient."
+
+
+class RecipientNotAllowed(ApplicationError):
+    status, code, default_message = 422, "recipient_not_allowed", "Codes are not sent to this type of number."

@@ -18,7 +18,7 @@ from otp_app.services import balance as balance_services
 from otp_app.services.codes import code_hash, code_new, code_seal
 from otp_app.services.drain import WAKE_FLAG, deliveries_wake
 from otp_app.services.errors import (Conflict, CountryNotAllowed, InsufficientBalance, NoChannel, NotFound, RateLimited,
-                                     ValidationFailed)
+                                     RecipientNotAllowed, ValidationFailed)
 from otp_app.services.routing import recipient_normalize, route_for
 from otp_app import messages
 
@@ -98,7 +98,7 @@ def otp_send(*, api_key, recipient: str, locale: str, channel: str | None, idemp
     try:
         return _send(api_key=api_key, recipient=recipient, locale=locale, channel=channel,
                      idempotency_key=idempotency_key, fingerprint=fingerprint)
-    except (ValidationFailed, CountryNotAllowed, NoChannel, InsufficientBalance, RateLimited):
+    except (ValidationFailed, CountryNotAllowed, NoChannel, InsufficientBalance, RateLimited, RecipientNotAllowed):
         row = _idempotency_row(api_key=api_key, key=idempotency_key)
         if row is None or _expired(row):
             raise
@@ -112,17 +112,19 @@ def _expired(row: IdempotencyKey) -> bool:
 def _send(*, api_key, recipient, locale, channel, idempotency_key, fingerprint) -> SendResult:
     if not messages.is_known(locale):
         raise ValidationFailed(f"Unknown locale; use one of {', '.join(messages.LOCALES)}.", code="invalid_locale")
-    recipient, country = recipient_normalize(recipient, channel)
+    recipient, country = recipient_normalize(recipient, channel, allowed_types=api_key.allowed_number_types)
     route = route_for(workspace=api_key.workspace, mode=api_key.mode, recipient=recipient, country=country,
                       channel=channel)
-    if api_key.mode == "live" and not balance_services.balance_covers(workspace=api_key.workspace, channel=route[0]):
-        raise InsufficientBalance()
     limits, drain_seen_at = _send_limits(api_key=api_key, recipient=recipient)
     for _ in range(2):  # a second time only after dropping an expired key
         try:
-            record = _record_create(api_key=api_key, recipient=recipient, locale=locale, route=route,
-                                    idempotency_key=idempotency_key, fingerprint=fingerprint,
-                                    drain_seen_at=drain_seen_at)
+            try:
+                record = _record_create(api_key=api_key, recipient=recipient, locale=locale, route=route,
+                                        idempotency_key=idempotency_key, fingerprint=fingerprint,
+                                        drain_seen_at=drain_seen_at)
+            except InsufficientBalance:
+                ratelimit.give_back(limits)  # nothing was sent
+                raise
             if record is None:  # the recipient has too many failed codes: nothing was written
                 ratelimit.give_back(limits)
                 raise _recipient_blocked()
@@ -154,12 +156,27 @@ def _record_create(*, api_key, recipient, locale, route, idempotency_key, finger
     if idempotency_key is not None:
         rows.append(IdempotencyKey(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record))
     delivery = Delivery(record=record, send_number=1, channel=route[0], sealed_code=code_seal(code))
-    # all or none: a key taken meanwhile leaves no record behind
-    if not write_together(*rows, delivery, only_if=_fewer_failed_records(workspace_id=api_key.workspace_id,
-                                                                        recipient=recipient)):
+    only_if = _fewer_failed_records(workspace_id=api_key.workspace_id, recipient=recipient)
+    if api_key.mode == "live":
+        with transaction.atomic():  # the hold and the rows together: a refused write gives the price back
+            delivery.reserved = _hold(workspace_id=api_key.workspace_id, channel=route[0])
+            written = write_together(*rows, delivery, only_if=only_if)
+            if not written:
+                transaction.set_rollback(True)
+    else:  # all or none: a key taken meanwhile leaves no record behind
+        written = write_together(*rows, delivery, only_if=only_if)
+    if not written:
         return None
     transaction.on_commit(functools.partial(deliveries_wake, drain_seen_at=drain_seen_at))
     return record
+
+
+def _hold(*, workspace_id, channel: str) -> int:
+    """Hold a live send's price on the balance (402 when it does not cover it)."""
+    held = balance_services.price_hold(workspace_id=workspace_id, channel=channel)
+    if held is None:
+        raise InsufficientBalance()
+    return held
 
 
 def record_get(*, api_key, record_id: str, lock: bool = False) -> OtpRecord:
@@ -261,13 +278,22 @@ def _resend_locked(*, api_key, record_id, channel):
         return RateLimited("This code was sent too many times; request a new one.", code="resend_limit",
                            retry_after=int((record.expires_at - now).total_seconds()) + 1)
     if channel is not None and channel != record.channel:
-        _, country = recipient_normalize(record.recipient, channel)
+        _, country = recipient_normalize(record.recipient, channel, allowed_types=api_key.allowed_number_types)
         route = route_for(workspace=record.workspace, mode=record.mode, recipient=record.recipient,
                           country=country, channel=channel)
     else:
         route = record.route
-    if record.mode == "live" and not balance_services.balance_covers(workspace=record.workspace, channel=route[0]):
-        return InsufficientBalance()
+    # a resend is a send: it counts against the same volume limits, and a live one holds its price
+    try:
+        limits, drain_seen_at = _send_limits(api_key=api_key, recipient=record.recipient)
+    except RateLimited as exc:
+        return exc
+    held = 0
+    if record.mode == "live":
+        held = balance_services.price_hold(workspace_id=record.workspace_id, channel=route[0])
+        if held is None:
+            ratelimit.give_back(limits)
+            return InsufficientBalance()
     code = code_new()
     record.code_hash = code_hash(record.pk, code)
     record.attempts_left = settings.OTP_MAX_ATTEMPTS
@@ -277,8 +303,9 @@ def _resend_locked(*, api_key, record_id, channel):
     record.route = route
     record.status = Status.SENT
     record.save()
-    Delivery.objects.create(record=record, send_number=record.sends, channel=route[0], sealed_code=code_seal(code))
-    transaction.on_commit(deliveries_wake)
+    Delivery.objects.create(record=record, send_number=record.sends, channel=route[0], sealed_code=code_seal(code),
+                            reserved=held)
+    transaction.on_commit(functools.partial(deliveries_wake, drain_seen_at=drain_seen_at))
     return record
 
 

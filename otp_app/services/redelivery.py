@@ -52,7 +52,9 @@ def _redeliver(*, delivery_id: int) -> bool:
     code = code_new()
     record.code_hash = code_hash(record.pk, code)
     record.save(update_fields=["code_hash"])
+    # the hold moves with the code to the new delivery
+    Delivery.objects.filter(pk=delivery.pk).update(reserved=0)
     Delivery.objects.create(record=record, send_number=delivery.send_number, channel=delivery.channel,
-                            sealed_code=code_seal(code))
+                            sealed_code=code_seal(code), reserved=delivery.reserved)
     transaction.on_commit(deliveries_wake)
     return True

@@ -1,5 +1,6 @@
 """Which channels a send tries, in order: the workspace's rule for the recipient's country,
 else its `*` rule, else the default in settings; live keys only get configured channels."""
+import idna
 import phonenumbers
 from django.conf import settings
 from django.core.validators import validate_email
@@ -9,14 +10,16 @@ from otp_app import channels
 from otp_app.models import CHANNELS, RoutingRule, WorkspacePolicy
 from otp_app.services.config_cache import config
 from otp_app.services.errors import CountryNotAllowed, NoChannel, ValidationFailed
+from otp_app.services.number_types import number_type_check
 
 
 def recipient_kind(recipient: str) -> str:
     return "email" if "@" in recipient else "phone"
 
 
-def phone_normalize(recipient: str) -> tuple[str, str]:
-    """E.164 and its ISO country; 400 `invalid_recipient` otherwise."""
+def phone_normalize(recipient: str, allowed_types: list[str]) -> tuple[str, str]:
+    """E.164 and its ISO country; 400 `invalid_recipient` otherwise, 422 `recipient_not_allowed` for a number
+    type refused by default and not in `allowed_types` (otp_app/services/number_types.py)."""
     if not recipient.startswith("+"):
         raise ValidationFailed("recipient must be an E.164 number with a leading + (or an email for the email channel).",
                                code="invalid_recipient")
@@ -24,22 +27,34 @@ def phone_normalize(recipient: str) -> tuple[str, str]:
         number = phonenumbers.parse(recipient, None)
     except phonenumbers.NumberParseException:
         number = None
-    if number is None or not phonenumbers.is_valid_number(number):
+    # a number's type is what is_valid_number works out (UNKNOWN: not valid), so one look answers both
+    kind = phonenumbers.number_type(number) if number is not None else phonenumbers.PhoneNumberType.UNKNOWN
+    if kind == phonenumbers.PhoneNumberType.UNKNOWN:
         raise ValidationFailed("recipient is not a valid E.164 phone number.", code="invalid_recipient")
+    number_type_check(number, kind, allowed=allowed_types)
     return (phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164),
             phonenumbers.region_code_for_number(number) or "")
 
 
-def recipient_normalize(recipient: str, channel: str | None) -> tuple[str, str]:
-    """(normalized recipient, country or '')."""
+def recipient_normalize(recipient: str, channel: str | None, *, allowed_types: list[str] = ()) -> tuple[str, str]:
+    """(normalized recipient, country or ''). `allowed_types`: the number types refused by default that the
+    sending key may reach."""
     recipient = (recipient or "").strip()
     if channel == "email" or (channel is None and recipient_kind(recipient) == "email"):
-        try:
-            validate_email(recipient)
-        except DjangoValidationError:
-            raise ValidationFailed("recipient is not a valid email address.", code="invalid_recipient")
-        return recipient.lower(), ""
-    return phone_normalize(recipient)
+        return email_normalize(recipient), ""
+    return phone_normalize(recipient, list(allowed_types))
+
+
+def email_normalize(recipient: str) -> str:
+    """One spelling per mailbox, so that it keys one limit and one block: the local part lower-cased, the domain
+    as its IDNA (UTS 46) ASCII form, lower-case (`idn@Bücher.example` → `idn@xn--bcher-kva.example`)."""
+    try:
+        validate_email(recipient)
+        local, _, domain = recipient.rpartition("@")
+        domain = idna.encode(domain, uts46=True).decode("ascii").lower()
+    except (DjangoValidationError, idna.IDNAError, UnicodeError):
+        raise ValidationFailed("recipient is not a valid email address.", code="invalid_recipient")
+    return f"{local.lower()}@{domain}"
 
 
 def _policy(workspace) -> WorkspacePolicy | None:

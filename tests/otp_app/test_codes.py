@@ -312,3 +312,93 @@ def test_recipient_with_too_many_failed_records_is_blocked(sandbox, settings):
     resp = send(client)
     assert resp.status_code == 429
     assert resp.json()["error"]["code"] == "recipient_blocked"
+
+
+def test_resends_count_against_the_recipient_limit(sandbox, settings):
+    settings.OTP_SENDS_PER_RECIPIENT, settings.OTP_RESEND_COOLDOWN_SECONDS = 3, 0
+    settings.OTP_SENDS_PER_RECIPIENT_WINDOW = 10**9  # no window ends between the sends
+    client, _ = sandbox
+    ids = [send(client).json()["id"] for _ in range(3)]
+    assert send(client).json()["error"]["code"] == "recipient_rate_limited"
+    for record_id in ids:
+        resp = client.post("/api/v1/otp/resend", {"id": record_id}, format="json")
+        assert resp.status_code == 429 and resp.json()["error"]["code"] == "recipient_rate_limited"
+        assert "Retry-After" in resp
+    assert SandboxMessage.objects.count() == 3 and set(OtpRecord.objects.values_list("sends", flat=True)) == {1}
+
+
+def test_resends_count_against_the_key_limit(sandbox, settings):
+    settings.OTP_SENDS_PER_KEY_PER_MINUTE, settings.OTP_SENDS_PER_RECIPIENT = 2, 10
+    settings.OTP_RESEND_COOLDOWN_SECONDS = 0
+    client, _ = sandbox
+    record_id = send(client).json()["id"]
+    assert client.post("/api/v1/otp/resend", {"id": record_id}, format="json").status_code == 200
+    resp = client.post("/api/v1/otp/resend", {"id": record_id}, format="json")
+    assert resp.status_code == 429 and resp.json()["error"]["code"] == "rate_limited"
+    assert OtpRecord.objects.get().sends == 2 and SandboxMessage.objects.count() == 2
+
+
+@pytest.mark.parametrize("spelling", ["idn@xn--bcher-kva.example", "IDN@BÜCHER.example", "idn@xn--BCHER-kva.Example"])
+def test_one_mailbox_is_one_recipient_however_its_domain_is_spelled(sandbox, settings, spelling):
+    settings.OTP_SENDS_PER_RECIPIENT_WINDOW = 10**9  # no window ends between the sends
+    client, _ = sandbox
+    for _ in range(settings.OTP_SENDS_PER_RECIPIENT):
+        assert send(client, recipient="idn@bücher.example").status_code == 201
+    resp = send(client, recipient=spelling)
+    assert resp.status_code == 429 and resp.json()["error"]["code"] == "recipient_rate_limited"
+    assert set(OtpRecord.objects.values_list("recipient", flat=True)) == {"idn@xn--bcher-kva.example"}
+
+
+def test_the_failed_codes_block_holds_for_every_spelling_of_a_mailbox(sandbox, settings):
+    settings.OTP_FAILED_RECORDS_PER_RECIPIENT, settings.OTP_SENDS_PER_RECIPIENT = 1, 10
+    client, _ = sandbox
+    record_id = send(client, recipient="idn@bücher.example").json()["id"]
+    OtpRecord.objects.filter(pk=record_id).update(status="failed")
+    resp = send(client, recipient="idn@xn--bcher-kva.example")
+    assert resp.status_code == 429 and resp.json()["error"]["code"] == "recipient_blocked"
+
+
+@pytest.mark.parametrize("recipient", ["idn@bü cher.example", "idn@xn--.example", "idn@-bücher.example"])
+def test_an_email_domain_that_is_no_domain_name_is_400(sandbox, recipient):
+    client, _ = sandbox
+    resp = send(client, recipient=recipient)
+    assert resp.status_code == 400 and resp.json()["error"]["code"] == "invalid_recipient"
+
+
+# Number types -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("recipient, kind", [
+    ("+19002221234", "premium_rate"),  # US 900
+    ("+33899123456", "premium_rate"),  # FR 089
+    ("+33810123456", "shared_cost"),  # FR 081
+    ("+881612345678", "satellite"),  # Iridium: phonenumbers says MOBILE, in the satellite code +881
+    ("+870773111632", "satellite"),  # Inmarsat
+    ("+447010000000", "personal_number"),  # UK 070
+    ("+445512345678", "uan"),  # UK 055
+])
+def test_number_types_that_carriers_block_are_refused(sandbox, recipient, kind):
+    client, _ = sandbox
+    resp = send(client, recipient=recipient, channel="sms")
+    assert resp.status_code == 422
+    error = resp.json()["error"]
+    assert error["code"] == "recipient_not_allowed" and kind in error["message"]
+    assert OtpRecord.objects.count() == 0
+
+
+def test_staff_allow_a_number_type_for_one_key_in_the_admin(sandbox, key_client, client):
+    from django.contrib.admin.utils import quote
+    from django.urls import reverse
+
+    from tests.factories import SuperuserFactory
+
+    api_client, key = sandbox
+    other_client, _ = key_client("test")
+    client.force_login(SuperuserFactory(email="staff@example.com"))
+    url = reverse("admin:otp_app_apikey_change", args=[quote(key.pk)])
+    resp = client.post(url, {"name": key.name, "allowed_number_types": ["premium_rate"]})
+    assert resp.status_code == 302
+    key.refresh_from_db()
+    assert key.allowed_number_types == ["premium_rate"]
+    assert send(api_client, recipient="+19002221234", channel="sms").status_code == 201
+    assert send(api_client, recipient="+881612345678", channel="sms").status_code == 422  # satellite still refused
+    assert send(other_client, recipient="+19002221234", channel="sms").status_code == 422

@@ -1,0 +1,116 @@
+"""A live send holds its price on the balance when it is accepted; delivery settles the hold, failure gives it
+back, and a fallback holds the next channel's price. The balance never goes below zero."""
+import pytest
+from django.core import mail
+from django.db import connection
+from rest_framework.test import APIClient
+
+from otp_app.models import Balance, Charge, Delivery, OtpRecord
+from otp_app.services.drain import deliveries_drain
+from tests.conftest import at_once
+from tests.otp_app.conftest import PHONE
+from tests.otp_app.factories import ApiKeyFactory, BalanceFactory
+from tests.otp_app.test_channels import MESSAGES_PATH, WA_PATH, providers, twilio_ok  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.django_db
+EMAIL = "someone@example.com"
+
+
+def balance() -> int:
+    return Balance.objects.get().amount
+
+
+def live_client(workspace, name="holds"):
+    """A live key's client whose deliveries wait in their table (no drain runs until the test asks)."""
+    raw = f"svc_live_{name}" + "h" * 30
+    ApiKeyFactory(workspace=workspace, mode="live", raw=raw)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+def test_sends_one_after_another_stop_at_the_balance(workspace, settings):
+    settings.OTP_EMAIL_ENABLED, settings.OTP_SENDS_PER_RECIPIENT = True, 10
+    BalanceFactory(workspace=workspace, amount=2)  # one email
+    client = live_client(workspace)
+    codes = [client.post("/api/v1/otp/send", {"recipient": EMAIL}, format="json") for _ in range(5)]
+    assert [r.status_code for r in codes] == [201, 402, 402, 402, 402]
+    assert {r.json()["error"]["code"] for r in codes[1:]} == {"insufficient_balance"}
+    assert balance() == 0 and Delivery.objects.get().reserved == 2  # held before any delivery
+    assert deliveries_drain() == 1
+    assert len(mail.outbox) == 1 and balance() == 0
+    assert list(Charge.objects.values_list("amount", flat=True)) == [2]
+
+
+def test_a_failed_channel_gives_its_hold_back_and_the_fallback_holds_its_own(providers, key_client, workspace):
+    BalanceFactory(workspace=workspace, amount=75)  # WhatsApp (30) then SMS (45)
+    client, _ = key_client("live")
+    providers.expect_oneshot_request(WA_PATH, method="POST").respond_with_json(
+        {"error": {"message": "(#131026) Message undeliverable", "code": 131026}}, status=400)
+    providers.expect_oneshot_request(MESSAGES_PATH, method="POST").respond_with_handler(twilio_ok)
+    resp = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json")
+    assert resp.status_code == 201
+    assert list(Charge.objects.values_list("channel", "amount")) == [("sms", 45)]
+    assert balance() == 30 and set(Delivery.objects.values_list("reserved", flat=True)) == {0}
+
+
+def test_a_fallback_the_balance_cannot_cover_is_not_sent(providers, key_client, workspace):
+    BalanceFactory(workspace=workspace, amount=40)  # WhatsApp (30) but not SMS (45)
+    client, _ = key_client("live")
+    providers.expect_oneshot_request(WA_PATH, method="POST").respond_with_json(
+        {"error": {"message": "undeliverable", "code": 131026}}, status=400)
+    resp = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json")
+    assert resp.status_code == 201
+    status = client.get(f"/api/v1/otp/{resp.json()['id']}").json()
+    assert status["status"] == "undeliverable"
+    assert [(d["channel"], d["status"]) for d in status["delivery"]] == [("whatsapp", "failed"), ("sms", "failed")]
+    assert "balance" in status["delivery"][1]["error"]
+    assert len(providers.log) == 1 and Charge.objects.count() == 0 and balance() == 40
+
+
+def test_every_channel_failing_gives_the_whole_hold_back(providers, key_client, workspace):
+    BalanceFactory(workspace=workspace, amount=100)
+    client, _ = key_client("live")
+    providers.expect_request(WA_PATH, method="POST").respond_with_json({"error": {"message": "bad"}}, status=400)
+    providers.expect_request(MESSAGES_PATH, method="POST").respond_with_json({"code": 21211, "message": "bad"},
+                                                                             status=400)
+    record_id = client.post("/api/v1/otp/send", {"recipient": PHONE}, format="json").json()["id"]
+    assert OtpRecord.objects.get(pk=record_id).status == "undeliverable"
+    assert balance() == 100 and Charge.objects.count() == 0
+
+
+def test_a_resend_holds_its_price_and_is_refused_when_the_balance_cannot(workspace, settings, travel):
+    settings.OTP_EMAIL_ENABLED = True
+    BalanceFactory(workspace=workspace, amount=5)
+    client = live_client(workspace)
+    record_id = client.post("/api/v1/otp/send", {"recipient": EMAIL}, format="json").json()["id"]
+    travel(31)
+    assert client.post("/api/v1/otp/resend", {"id": record_id}, format="json").status_code == 200
+    assert balance() == 1
+    travel(31)
+    resp = client.post("/api/v1/otp/resend", {"id": record_id}, format="json")
+    assert resp.status_code == 402 and resp.json()["error"]["code"] == "insufficient_balance"
+    assert balance() == 1 and OtpRecord.objects.get().sends == 2
+    # the first send's delivery is no longer the record's latest: it is never carried and its hold comes back
+    assert deliveries_drain() == 2
+    assert len(mail.outbox) == 1 and balance() == 3 and list(Charge.objects.values_list("amount", flat=True)) == [2]
+
+
+@pytest.mark.postgres
+def test_concurrent_live_sends_never_overdraw(transactional_db, workspace, settings):
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL): sends racing on one balance row")
+    settings.OTP_EMAIL_ENABLED, settings.OTP_SENDS_PER_RECIPIENT = True, 100
+    BalanceFactory(workspace=workspace, amount=2)
+    raw = "svc_live_overdraw" + "o" * 30
+    ApiKeyFactory(workspace=workspace, mode="live", raw=raw)
+
+    def send():
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        resp = client.post("/api/v1/otp/send", {"recipient": EMAIL}, format="json")
+        return resp.status_code, resp.json().get("error", {}).get("code")
+
+    results = at_once(send, 10)
+    assert sorted(results) == [(201, None)] + [(402, "insufficient_balance")] * 9
+    assert OtpRecord.objects.count() == 1 and balance() == 0
