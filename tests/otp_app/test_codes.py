@@ -1,7 +1,6 @@
 """Send, verify, resend, status and expiry through the HTTP API, with a sandbox key."""
-from datetime import timedelta
-
 import time
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
