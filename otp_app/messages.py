@@ -1,4 +1,5 @@
 """Localized code messages. Each names the expiry, as users of every peer expect."""
+import re
 
 MESSAGES = {
     "en": "Your verification code is {code}. It expires in {minutes} minutes. Do not share it.",
@@ -24,8 +25,22 @@ def language(locale: str) -> str:
     return lang if lang in MESSAGES else FALLBACK
 
 
+# A BCP 47 language tag (RFC 5646 §2.1, without the grandfathered forms), `_` accepted for `-` as many clients
+# send it: language, script, region, variants, extensions, private use.
+TAG_MAX = 35
+_SEP = "[-_]"
+TAG = re.compile(rf"""^[A-Za-z]{{2,3}}
+    (?:{_SEP}[A-Za-z]{{4}})?
+    (?:{_SEP}(?:[A-Za-z]{{2}}|[0-9]{{3}}))?
+    (?:{_SEP}(?:[A-Za-z0-9]{{5,8}}|[0-9][A-Za-z0-9]{{3}}))*
+    (?:{_SEP}[0-9A-WYZa-wyz](?:{_SEP}[A-Za-z0-9]{{2,8}})+)*
+    (?:{_SEP}[Xx](?:{_SEP}[A-Za-z0-9]{{1,8}})+)?$""", re.VERBOSE)
+
+
 def is_known(locale: str) -> bool:
-    return (locale or "").split("-")[0].split("_")[0].lower() in MESSAGES
+    """A well-formed tag of a language we have messages in."""
+    return len(locale or "") <= TAG_MAX and bool(TAG.match(locale or "")) and \
+        locale.split("-")[0].split("_")[0].lower() in MESSAGES
 
 
 def render(locale: str, code: str, minutes: int) -> str:

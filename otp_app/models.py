@@ -51,7 +51,7 @@ class OtpRecord(models.Model):
                                   db_index=False)
     mode = models.CharField(max_length=8, choices=ApiKey.Mode.choices)
     recipient = models.CharField(max_length=254)
-    locale = models.CharField(max_length=8, default="en")
+    locale = models.CharField(max_length=35, default="en", help_text="BCP 47 (messages.TAG_MAX)")
     channel = models.CharField(max_length=16, help_text="channel of the latest delivery attempt")
     route = models.JSONField(default=list, help_text="channels to try, in order")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.SENT)

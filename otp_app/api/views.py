@@ -35,10 +35,10 @@ class RecipientField(serializers.CharField):
     """E.164 (checked against the numbering plans with phonenumbers) or an email address."""
 
 
-@extend_schema_field({"type": "string", "maxLength": 16,
-                      "pattern": rf"^({'|'.join(messages.LOCALES)})([-_][A-Za-z0-9]+)*$"})
+@extend_schema_field({"type": "string", "maxLength": messages.TAG_MAX,
+                      "pattern": rf"^({'|'.join(messages.LOCALES)})([-_][A-Za-z0-9]{{1,8}})*$"})
 class LocaleField(serializers.CharField):
-    """A language code, optionally with a region (`en-GB`)."""
+    """A BCP 47 language tag of a language with messages, optionally with script, region... (`en-GB`)."""
 
 
 @extend_schema_field({"type": "string", "nullable": True, "enum": [*CHANNELS, None]})
@@ -53,7 +53,8 @@ class CodeField(serializers.CharField):
 
 class SendInput(InputSerializer):
     recipient = RecipientField(max_length=254, help_text="E.164 number (+4915112345678), or an email for email")
-    locale = LocaleField(max_length=16, required=False, default="en", help_text="en, de, fr, es, pt, ...")
+    locale = LocaleField(max_length=messages.TAG_MAX, required=False, default="en",
+                         help_text="BCP 47: en, de, fr-CA, pt-BR, ...")
     channel = ChannelField(max_length=16, required=False, allow_null=True, default=None,
                            help_text="whatsapp, sms, email or console; omitted: routing decides")
 

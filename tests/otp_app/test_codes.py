@@ -205,6 +205,10 @@ def test_idempotency_key_is_kept_24_hours(sandbox, travel):
     ({"recipient": "4155550123"}, "invalid_recipient"),
     ({"recipient": "+1415"}, "invalid_recipient"),
     ({"recipient": PHONE, "locale": "xx"}, "invalid_locale"),
+    ({"recipient": PHONE, "locale": "en-Sw-xhoXV-ei"}, "invalid_locale"),  # not BCP 47: a region after a variant
+    ({"recipient": PHONE, "locale": "en--GB"}, "invalid_locale"),
+    ({"recipient": PHONE, "locale": "en-GB-"}, "invalid_locale"),
+    ({"recipient": PHONE, "locale": "english"}, "invalid_locale"),
     ({"recipient": PHONE, "channel": "pigeon"}, "invalid_channel"),
     ({"recipient": PHONE, "channel": "email"}, "invalid_recipient"),
     ({"recipient": "a@example.com", "channel": "sms"}, "invalid_recipient"),
@@ -217,6 +221,16 @@ def test_bad_send_input_is_400_and_nothing_happens(sandbox, body, code):
     assert resp.status_code == 400
     assert resp.json()["error"]["code"] == code
     assert OtpRecord.objects.count() == 0 and SandboxMessage.objects.count() == 0
+
+
+@pytest.mark.parametrize("locale", ["de-CH-1996", "pt_BR", "en-US-x-twain", "de-Latn-CH-1901", "en-GB-oxendict"])
+def test_a_bcp47_locale_of_any_length_is_kept_whole(sandbox, locale):
+    """Up to BCP 47's 35 characters: the column holds what the schema allows (a shorter column failed on
+    PostgreSQL only)."""
+    client, _ = sandbox
+    resp = client.post("/api/v1/otp/send", {"recipient": PHONE, "locale": locale}, format="json")
+    assert resp.status_code == 201 and resp.json()["locale"] == locale
+    assert OtpRecord.objects.get().locale == locale
 
 
 def test_non_uuid_idempotency_key_is_400(sandbox):
