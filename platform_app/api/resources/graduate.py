@@ -9,6 +9,7 @@ from config.errors import Forbidden, NotFound
 from config.inputs import InputSerializer, validated
 from platform_app.api.base import ErrorSerializer, PlatformView, endpoint
 from platform_app.api.projects.projects import ProjectSerializer
+from platform_app.api.resources.graduate_inputs import BUNDLE_INPUTS
 from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
 from platform_app.services.resources import graduation as services
 from platform_app.services.teams.workspaces import workspace_for_member
@@ -42,8 +43,9 @@ RedeemedSerializer = inline_serializer("GraduationRedeemed", {
     "project": ProjectSerializer(),
     "imported": serializers.DictField(child=serializers.IntegerField(),
                                       help_text="How many of each part were made."),
-    "skipped": GraduationSkippedSerializer(many=True, help_text="What this platform refused (a domain taken, an "
-                                                               "address its outbound guard refuses)."),
+    "skipped": GraduationSkippedSerializer(many=True, help_text="What this platform's state or policy refused (a "
+                                                               "domain taken, an address its outbound guard "
+                                                               "refuses); anything else refused refuses the bundle."),
     "secrets": GraduationSecretsSerializer(help_text="The new signing secrets of what was made; shown only here."),
 })
 
@@ -70,12 +72,13 @@ class GraduateView(PlatformView):
 
 
 class RedeemView(PlatformView):
-    @endpoint(scope="admin", status=201, request=RedeemInput, response=RedeemedSerializer, errors=(404, 409),
+    @endpoint(scope="admin", status=201, request=RedeemInput, response=RedeemedSerializer, errors=(402, 404, 409),
               also={410: OpenApiResponse(ErrorSerializer, description="The redeem code has expired.")},
               summary="Redeem a graduation bundle into a workspace",
               description="404 for an unknown code (without a bundle), 409 `already_redeemed`, 410 "
                           "`graduation_expired`, 400 `bundle_invalid` for a bundle changed or made with another "
-                          "code.")
+                          "code, or an item its API refuses (`details` name it: resource, index, name, fields), 402 "
+                          "`plan_limit` for components past the workspace's plan. Nothing is made then.")
     def post(self, request):
         v = validated(RedeemInput, request)
         workspace, membership = workspace_for_member(user=request.user, ref=v["org_id"])
@@ -84,7 +87,7 @@ class RedeemView(PlatformView):
         if not scope_allows(ROLE_SCOPES[membership.role], "admin"):
             raise Forbidden(f"Your role ({membership.role}) does not allow this action.",
                             details={"role": membership.role, "requiredScope": "admin"})
-        project, report = services.graduation_redeem(workspace=workspace, code=v["redeem_code"],
+        project, report = services.graduation_redeem(workspace=workspace, code=v["redeem_code"], inputs=BUNDLE_INPUTS,
                                                      bundle=v.get("bundle") or None, actor=request.user, ip=self.ip)
         return Response({"project": ProjectSerializer(project).data, **report}, status=201)
 

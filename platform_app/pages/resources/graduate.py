@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.urls import path
 
 from config.errors import ApplicationError
+from platform_app.api.resources.graduate_inputs import BUNDLE_INPUTS
 from platform_app.pages.base import client_ip, form_error, project_context, require, workspace_context
 from platform_app.services.resources import graduation as services
 
@@ -50,7 +51,7 @@ def redeem_page(request, org_id):
         if form.is_valid():
             try:
                 project, report = services.graduation_redeem(
-                    workspace=context["workspace"], code=form.cleaned_data["redeem_code"],
+                    workspace=context["workspace"], code=form.cleaned_data["redeem_code"], inputs=BUNDLE_INPUTS,
                     bundle=form.cleaned_data["bundle"].strip() or None, actor=request.user, ip=client_ip(request))
             except ApplicationError as exc:
                 form_error(form, exc)

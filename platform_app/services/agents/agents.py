@@ -1,5 +1,6 @@
 """Node agents: invite, join, heartbeat (reports in, assignments out), leave, expiry; and the placement of
 runtime deployments (those with a start command) onto online nodes."""
+import logging
 import random
 import secrets
 from dataclasses import dataclass
@@ -17,6 +18,9 @@ from platform_app.services.billing.caps import usage_cap_enforce
 from platform_app.services.deployments.deployment_log import event_record
 from platform_app.services.deployments.deployments import environment_require
 from platform_app.services.identity.keys import sha256_hex
+from platform_app.services.resources.components import plan_instances
+
+logger = logging.getLogger(__name__)
 
 LIVE = ("assigned", "starting", "running")
 REPORTED = ("starting", "running", "crashed")  # what a node may say of an instance
@@ -91,9 +95,29 @@ def _wanted(workspace) -> list[Slot]:
         if d.pk in production or (d.env != "production" and key not in seen):
             wanted.append(Slot(d))
         seen.add(key)
+    return wanted + _component_slots(workspace)
+
+
+def _component_slots(workspace) -> list[Slot]:
+    """Each deployed web or worker component's instances, within the workspace's plan (the oldest components
+    first) and never of a size this platform does not have. The API refuses both; this holds whatever the rows
+    say (a plan downgraded, a row written by hand)."""
     components = (Component.objects.filter(project__workspace=workspace, deployment__status=Deployment.Status.READY)
-                  .exclude(kind=Component.Kind.STATIC).select_related("deployment").prefetch_related("volumes"))
-    return wanted + [Slot(c.deployment, c, c.instances) for c in components]
+                  .exclude(kind=Component.Kind.STATIC).select_related("deployment").prefetch_related("volumes")
+                  .order_by("created_at", "pk"))
+    room, slots = plan_instances(workspace), []
+    for component in components:
+        if component.instance_size not in settings.INSTANCE_SIZES:
+            logger.warning("component %s not placed: unknown instance size %r", component.pk,
+                           component.instance_size)
+            continue
+        count = min(component.instances, room)
+        if count < component.instances:
+            logger.warning("component %s placed %d of its %d instances: the %s plan runs %d", component.pk, count,
+                           component.instances, workspace.plan, plan_instances(workspace))
+        room -= count
+        slots.append(Slot(component.deployment, component, count))
+    return slots
 
 
 @transaction.atomic

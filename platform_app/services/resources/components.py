@@ -73,16 +73,21 @@ def _check(component: Component) -> None:
     _check_plan(component)
 
 
+def plan_instances(workspace) -> int:
+    """How many component instances the workspace's plan runs (an unknown plan: the free one's)."""
+    return (settings.PLANS.get(workspace.plan) or settings.PLANS["free"])["instances"]
+
+
 def _check_plan(component: Component) -> None:
     workspace = component.project.workspace
-    plan = settings.PLANS.get(workspace.plan) or settings.PLANS["free"]
+    limit = plan_instances(workspace)
     others = (Component.objects.filter(project__workspace=workspace).exclude(pk=component.pk)
               .exclude(kind=Component.Kind.STATIC).aggregate(n=Sum("instances"))["n"] or 0)
     wanted = 0 if component.kind == Component.Kind.STATIC else component.instances
-    if others + wanted > plan["instances"]:
-        raise PlanLimit(f"The {workspace.plan} plan runs at most {plan['instances']} instances across the "
-                        f"workspace's components; {others} are taken.",
-                        details={"plan": workspace.plan, "limit": plan["instances"], "used": others})
+    if others + wanted > limit:
+        raise PlanLimit(f"The {workspace.plan} plan runs at most {limit} instances across the workspace's "
+                        f"components; {others} are taken.",
+                        details={"plan": workspace.plan, "limit": limit, "used": others})
 
 
 @transaction.atomic
@@ -136,10 +141,12 @@ def component_delete(*, project, component_id: str, actor=None, ip: str = "") ->
 
 
 def component_deploy(*, project, component_id: str, actor=None, ip: str = "", idempotency_key: str | None = None):
-    """Build the project for this component; the deployment becomes the component's once ready."""
+    """Build the project for this component; the deployment becomes the component's once ready. Its settings are
+    checked again, the plan too: the workspace's plan may have shrunk, or a row may hold what the API refuses."""
     from platform_app.services.deployments.deployments import deployment_trigger
 
     component = component_get(project=project, component_id=component_id)
+    _check(component)
     return deployment_trigger(project=project, env="production", branch=None, trigger="api", actor=actor, ip=ip,
                               idempotency_key=idempotency_key, idempotency_scope=f"component:{component.pk}:",
                               component=component)

@@ -232,3 +232,58 @@ def test_a_volume_keeps_its_files_across_restarts_and_no_other_project_sees_them
             "_volumes_measured", float("-inf")), agent)
     finally:
         agent.leave()
+
+
+# The plan, again at deploy and at placement ---------------------------------------------------------------------
+
+@pytest.mark.django_db
+def test_deploying_a_component_over_the_plan_is_refused(alice_client, make_project, workspace):
+    workspace.plan = "pro"
+    workspace.save()
+    project = make_project("big", {"app.py": APP})
+    made = alice_client.post(_url(project), {"name": "api", "kind": "worker", "startCommand": "python3 app.py",
+                                             "instances": 5}, format="json")
+    assert made.status_code == 201, made.content
+    workspace.plan = "free"  # a downgrade: the plan now runs 3
+    workspace.save()
+    resp = alice_client.post(_url(project, f"/{made.json()['id']}/deploy"))
+    assert resp.status_code == 402, resp.content
+    assert resp.json()["code"] == "plan_limit" and resp.json()["details"] == {"plan": "free", "limit": 3, "used": 0}
+    assert not Deployment.objects.filter(project=project).exists()
+
+
+@pytest.mark.django_db
+def test_deploying_a_component_of_an_unknown_size_is_refused(alice_client, make_project):
+    component = ComponentFactory(project=make_project("odd", {"app.py": APP}), instance_size="mega-x")
+    resp = alice_client.post(_url(component.project, f"/{component.pk}/deploy"))
+    assert resp.status_code == 400 and "instanceSize" in resp.json()["details"], resp.content
+    assert not Deployment.objects.filter(project=component.project).exists()
+
+
+@pytest.mark.django_db
+def test_placement_never_exceeds_the_plan_nor_places_an_unknown_size(api, workspace, caplog):
+    from tests.platform_app.agents.factories import AgentNodeFactory
+    from tests.platform_app.deployments.factories import DeploymentFactory
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    project = ProjectFactory(workspace=workspace)
+
+    def deployed(**fields):  # a component as stored data may hold it, deployed
+        component = ComponentFactory(project=project, **fields)
+        component.deployment = DeploymentFactory(project=project, component=component, status="ready",
+                                                 snapshot={"start": "python3 app.py"})
+        component.save()
+        return component
+
+    odd = deployed(instance_size="mega-x", instances=1)
+    big = deployed(instances=100000)
+    node = AgentNodeFactory(workspace=workspace, raw="agn_placement", runtimes=["process"], capacity=50)
+    for _ in range(2):
+        resp = api.post(f"/v1/agents/{node.pk}/heartbeat", {}, format="json",
+                        HTTP_AUTHORIZATION="Bearer agn_placement")
+        assert resp.status_code == 200, resp.content
+        assert len(resp.json()["assignments"]) == 3  # the free plan's 3
+    live = Instance.objects.filter(status__in=("assigned", "starting", "running"))
+    assert live.count() == 3 and set(live.values_list("component", flat=True)) == {big.pk}
+    assert not Instance.objects.filter(component=odd).exists()
+    assert "mega-x" in caplog.text

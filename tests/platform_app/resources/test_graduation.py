@@ -8,8 +8,8 @@ import json
 import pytest
 from cryptography.fernet import Fernet
 
-from platform_app.models import (AlertRule, CronJob, Deployment, Domain, Environment, EnvVar, Graduation, LogDrain,
-                                 Project)
+from platform_app.models import (AlertRule, Component, CronJob, Deployment, Domain, Environment, EnvVar, Graduation,
+                                 GraduationRedemption, LogDrain, Project)
 from platform_app.services.env.crypto import decrypt
 from platform_app.tasks.graduation import graduations_purge
 from tests.conftest import hosted_repo
@@ -267,23 +267,98 @@ def test_a_bundle_from_elsewhere_is_checked_like_user_input(alice_client, beta, 
     assert not Project.objects.filter(workspace=beta).exists()
 
     resp = redeem(alice_client, code, bundle=forged(
-        code, envVars=[{"key": "OK", "value": "1", "targets": ["production"]},
-                       {"key": "NOWHERE", "value": "1", "targets": ["moon"]}],
-        logDrains=[{"url": "https://10.0.0.7/in?token=t0k3n", "sources": ["build"]}],
-        cronJobs=[{"schedule": "not cron", "path": "/x"}],
-        alertRules=[{"name": "a", "metric": "deployment_failed", "threshold": "high", "windowMinutes": 5,
+        code, envVars=[{"key": "OK", "value": "1", "targets": ["production"]}],
+        alertRules=[{"name": "a", "metric": "deployment_failed", "threshold": 1, "windowMinutes": 5,
                      "channelsSealed": "not-sealed"}]))
     assert resp.status_code == 400  # a sealed part the code does not open: forged
+    # what the API refuses, the bundle may not carry: the whole bundle is refused, naming the part and field
+    for part, item, field in (
+            ("envVars", {"key": "NOWHERE", "value": "1", "targets": ["moon"]}, "target"),
+            ("envVars", {"key": "bad key", "value": "1", "targets": ["production"]}, "key"),
+            ("cronJobs", {"schedule": "not cron", "path": "/x"}, "schedule"),
+            ("cronJobs", {"schedule": "* * * * *", "path": "/x", "retries": 9}, "retries"),
+            ("environments", {"name": "Not A Name"}, "name"),
+            ("logDrains", {"url": "https://drain.example/in", "sources": ["moon"]}, "sources")):
+        parts = {"envVars": [{"key": "OK", "value": "1", "targets": ["production"]}], part: [item]}
+        resp = redeem(alice_client, code, bundle=forged(code, **parts))
+        body = resp.json()
+        assert resp.status_code == 400 and body["code"] == "bundle_invalid", (part, item, body)
+        assert body["details"]["resource"] == part and body["details"]["index"] == 0, body
+        assert field in body["details"]["fields"] and part in body["message"], body
+    assert not Project.objects.filter(workspace=beta).exists() and not EnvVar.objects.exists()
+
+    # a drain this platform's outbound guard refuses is this platform's policy, not a bad bundle: skipped
     resp = redeem(alice_client, code, bundle=forged(
-        code, envVars=[{"key": "OK", "value": "1", "targets": ["production"]},
-                       {"key": "NOWHERE", "value": "1", "targets": ["moon"]}],
-        logDrains=[{"url": "https://10.0.0.7/in?token=t0k3n", "sources": ["build"]}],
-        cronJobs=[{"schedule": "not cron", "path": "/x"}]))
+        code, envVars=[{"key": "OK", "value": "1", "targets": ["production"]}],
+        logDrains=[{"url": "https://10.0.0.7/in?token=t0k3n", "sources": ["build"]}]))
     assert resp.status_code == 201, resp.json()
     body = resp.json()
-    assert {(s["kind"], s["name"]) for s in body["skipped"]} == {("env_vars", "NOWHERE"), ("log_drains", "10.0.0.7"),
-                                                                 ("cron_jobs", "/x")}
+    assert {(s["kind"], s["name"]) for s in body["skipped"]} == {("log_drains", "10.0.0.7")}
     assert "t0k3n" not in json.dumps(body)
     new = Project.objects.get(pk=body["project"]["id"])
     assert new.git_url == "https://git.example.com/forged.git" and list(
         EnvVar.objects.filter(project=new).values_list("key", flat=True)) == ["OK"]
+
+
+# Components: the API's rules and the workspace's plan ---------------------------------------------
+
+# as the components API names the fields (a bundle made before camelCase is read the same)
+WEB = {"name": "web", "kind": "web", "start_command": "python3 app.py", "instance_size": "standard", "instances": 2}
+
+
+@pytest.mark.parametrize("bad,field", [
+    ({"instances": 100000}, "instances"),
+    ({"instance_size": "mega-x"}, "instanceSize"),
+    ({"name": "Web Server!!"}, "name"),
+    ({"health_check_path": "nope"}, "healthCheckPath"),
+    ({"replicas": 2}, "replicas"),
+    ({"name": "Web Server!!", "instances": 100000, "instance_size": "mega-x", "health_check_path": "nope"}, None),
+])
+def test_a_made_up_component_refuses_the_whole_bundle(alice_client, beta, bad, field):
+    code = "svcg_" + "m" * 43
+    resp = redeem(alice_client, code, bundle=forged(
+        code, envVars=[{"key": "OK", "value": "1", "targets": ["production"]}],
+        environments=[{"name": "staging"}], components=[{**WEB, **bad}]))
+    body = resp.json()
+    assert resp.status_code == 400 and body["code"] == "bundle_invalid", body
+    assert body["details"]["resource"] == "components" and body["details"]["index"] == 0, body
+    assert body["details"]["name"] == bad.get("name", "web")
+    assert field is None or field in body["details"]["fields"], body
+    assert body["details"]["fields"] and "components" in body["message"]
+    assert not Project.objects.filter(workspace=beta).exists()
+    assert not (Component.objects.exists() or EnvVar.objects.exists() or Environment.objects.filter(
+        name="staging").exists() or GraduationRedemption.objects.exists())
+
+
+def test_a_bundle_at_the_plan_limit_is_redeemed_one_past_it_is_not(alice_client, beta):
+    code = "svcg_" + "p" * 43
+    worker = {"name": "jobs", "kind": "worker", "start_command": "python3 jobs.py", "instances": 2}
+    resp = redeem(alice_client, code, bundle=forged(code, components=[WEB, worker]))  # 4 on a plan of 3
+    body = resp.json()
+    assert resp.status_code == 402 and body["code"] == "plan_limit", body
+    assert body["details"] == {"plan": "free", "limit": 3, "used": 2, "resource": "components", "index": 1,
+                               "name": "jobs"}
+    assert not Project.objects.filter(workspace=beta).exists() and not Component.objects.exists()
+
+    resp = redeem(alice_client, code, bundle=forged(code, components=[WEB, {**worker, "instances": 1}]))
+    assert resp.status_code == 201, resp.json()
+    assert resp.json()["imported"]["components"] == 2
+    made = {c.name: (c.kind, c.instance_size, c.instances, c.health_check_path)
+            for c in Component.objects.filter(project__workspace=beta)}
+    assert made == {"web": ("web", "standard", 2, "/"), "jobs": ("worker", "starter", 1, "")}
+
+
+def test_components_graduate_with_their_settings(alice_client, workspace, beta):
+    workspace.plan = "pro"
+    workspace.save()
+    project = ProjectFactory(workspace=workspace, slug="svc", git_url="https://git.example.com/svc.git")
+    made = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/components",
+                             {**WEB, "build_command": "make", "health_check_path": "/up"}, format="json")
+    assert made.status_code == 201, made.json()
+    code = export(alice_client, project).json()["redeemCode"]
+    resp = redeem(alice_client, code)
+    assert resp.status_code == 201, resp.json()
+    component = Component.objects.get(project__workspace=beta)
+    assert (component.name, component.kind, component.start_command, component.build_command,
+            component.instance_size, component.instances, component.health_check_path) == (
+        "web", "web", "python3 app.py", "make", "standard", 2, "/up")
