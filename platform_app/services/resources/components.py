@@ -5,7 +5,8 @@ copies of its instance size on the workspace's agents (docs/resources.md).
   starts the component's command; once ready it becomes the component's deployment and placement rolls it out:
   new instances start, and the old ones stop only when the new ones pass their health check (no gap for `web`).
 - An instance size is the instance's sandbox limits (CPU share, memory); the workspace's plan caps the
-  instances of all its components together (402 `plan_limit`).
+  instances of all its components together (402 `plan_limit`). Once the workspace's usage cap is reached, a
+  change that would run more instances or dearer ones is refused like a deploy (402 `usage_cap_reached`).
 - A volume is a folder on the node that first runs its component, mounted into the instance's sandbox; it pins
   the component to that node and keeps it at one instance; a running component's volume cannot be deleted.
 """
@@ -90,6 +91,25 @@ def _check_plan(component: Component) -> None:
                         details={"plan": workspace.plan, "limit": limit, "used": others})
 
 
+def _spends_more(before: Component | None, after: Component) -> bool:
+    """More running instances, or each of them dearer, than before (a new component: any instance at all)."""
+    if after.kind == Component.Kind.STATIC:
+        return False
+    price = lambda c: settings.INSTANCE_SIZES.get(c.instance_size, {}).get("price_per_hour", 0)  # noqa: E731
+    if before is None:
+        return after.instances > 0
+    return after.instances > before.instances or price(after) > price(before)
+
+
+def _cap_check(before: Component | None, after: Component) -> None:
+    """402 `usage_cap_reached`, as a deploy, for a change that would spend more once the cap is reached; fewer or
+    cheaper instances stay allowed, so a capped workspace can always shrink."""
+    from platform_app.services.billing.caps import usage_cap_enforce
+
+    if _spends_more(before, after):
+        usage_cap_enforce(workspace=after.project.workspace)
+
+
 @transaction.atomic
 def component_create(*, project, name: str, kind: str, start_command: str = "", build_command: str = "",
                      instance_size: str = "starter", instances: int = 1, health_check_path: str | None = None,
@@ -101,6 +121,7 @@ def component_create(*, project, name: str, kind: str, start_command: str = "", 
                           instances=0 if kind == Component.Kind.STATIC else instances,
                           health_check_path=health_check_path)
     _check(component)
+    _cap_check(None, component)
     if Component.objects.filter(project=project, name=name).exists():
         raise Conflict(f"The project already has a component named {name}.", code="component_exists",
                        details={"name": ["Already in use."]})
@@ -117,10 +138,12 @@ EDITABLE = ("start_command", "build_command", "instance_size", "instances", "hea
 def component_update(*, project, component_id: str, actor=None, ip: str = "", **changes) -> Component:
     component = Component.objects.select_for_update().get(pk=component_get(project=project,
                                                                            component_id=component_id).pk)
+    before = Component(kind=component.kind, instances=component.instances, instance_size=component.instance_size)
     changed = {k: v for k, v in changes.items() if k in EDITABLE and v is not None and getattr(component, k) != v}
     for key, value in changed.items():
         setattr(component, key, value)
     _check(component)
+    _cap_check(before, component)
     component.save()
     if changed:
         audit_record(workspace=project.workspace, actor=actor, action="component.updated", target=component,

@@ -95,6 +95,31 @@ def test_component_deploys_and_deploy_hooks_are_refused_too(alice_client, api, p
     assert not Deployment.objects.exists() and hook.pk
 
 
+def test_scaling_up_is_refused_at_the_cap_and_scaling_down_is_not(alice_client, project, workspace):
+    """More instances or a dearer size would spend more: refused like a deploy. Fewer, cheaper or the same
+    settings are allowed, so a capped workspace can always shrink."""
+    from platform_app.models import Component
+
+    workspace.plan = "pro"
+    workspace.save(update_fields=["plan"])
+    component = ComponentFactory(project=project, name="api", instances=2, instance_size="standard")
+    alice_client.post(CAP, {"amount": 0}, format="json")
+    url = f"/v1/orgs/acme/projects/{project.pk}/components"
+    for change in ({"instances": 3}, {"instanceSize": "pro"}, {"instances": 3, "instanceSize": "starter"}):
+        resp = alice_client.patch(f"{url}/{component.pk}", change, format="json")
+        assert resp.status_code == 402 and resp.json()["code"] == "usage_cap_reached", (change, resp.json())
+    created = alice_client.post(url, {"name": "worker", "kind": "worker", "startCommand": "run", "instances": 2},
+                                format="json")
+    assert created.status_code == 402 and created.json()["code"] == "usage_cap_reached"
+    component.refresh_from_db()
+    assert (component.instances, component.instance_size) == (2, "standard")
+    assert list(Component.objects.values_list("name", flat=True)) == ["api"]
+    for change in ({"instances": 1}, {"instanceSize": "starter"}, {"startCommand": "serve --quiet"}):
+        assert alice_client.patch(f"{url}/{component.pk}", change, format="json").status_code == 200, change
+    static = alice_client.post(url, {"name": "site", "kind": "static"}, format="json")
+    assert static.status_code == 201  # runs no instance
+
+
 def test_another_workspaces_cap_does_not_stop_this_one(alice_client, as_user, charlie, project):
     assert as_user(charlie).post("/v1/orgs/charlies/billing/usage-cap", {"amount": 0}, format="json").status_code == 201
     assert deploy(alice_client, project).status_code == 201
