@@ -23,6 +23,16 @@ def quote_refresh_expiry(quote: Quote) -> Quote:
     return quote
 
 
+def quote_unit_mismatch(quote: Quote) -> dict | None:
+    """When the answer prices another unit than the request asked for: both units and a note saying nothing
+    is converted (a booking then names its quantity in the quoted unit)."""
+    if not quote.price_unit or quote.price_unit == quote.unit:
+        return None
+    note = (f"Priced per {quote.price_unit}; the request asked for {quote.quantity} {quote.unit}. "
+            f"Nothing is converted: a booking is in {quote.price_unit}.")
+    return {"requested": quote.unit, "quoted": quote.price_unit, "note": note}
+
+
 def quotes_expire_due(quotes) -> int:
     """Expire, in one statement, the answered quotes of `quotes` past their validity (what
     quote_refresh_expiry does for one)."""
