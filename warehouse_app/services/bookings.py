@@ -133,9 +133,10 @@ def inventory(*, user) -> list[dict]:
 
 
 def _months(start: date, count: int):
+    """(year, month) pairs: they sort by date, where "YYYY-MM" text would put "10000-01" first."""
     year, month = start.year, start.month
     for _ in range(count):
-        yield f"{year:04d}-{month:02d}"
+        yield year, month
         month += 1
         if month == 13:
             year, month = year + 1, 1
@@ -148,4 +149,5 @@ def capacity(*, user) -> list[dict]:
     for b in bookings_visible_to(user).filter(status__in=LIVE):
         for month in _months(b.start_date, b.term_months):
             committed[(month, b.unit)] += b.quantity
-    return [{"month": m, "unit": u, "committed": n} for (m, u), n in sorted(committed.items())]
+    return [{"month": f"{year:04d}-{month:02d}", "unit": u, "committed": n}
+            for ((year, month), u), n in sorted(committed.items())]
