@@ -1,4 +1,4 @@
-"""The web server's HTTP protocols with a deadline for the request head (config/gunicorn.py runs them).
+"""The web server's HTTP protocol with a deadline for the request head (config/gunicorn.py runs it).
 
 uvicorn times out an idle kept-alive connection, but not one that is still sending its request line and headers:
 a client that opens a connection, or trickles a header line every few seconds, held it (and a worker's file
@@ -8,8 +8,6 @@ otherwise it is closed. The body and the response are not limited here (uploads,
 """
 import os
 
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn_worker import UvicornWorker as _UvicornWorker
 
@@ -17,7 +15,7 @@ HEADER_TIMEOUT_SECONDS = float(os.environ.get("WEB_HEADER_TIMEOUT", "10"))
 
 
 class HeadDeadline:
-    """The timer of one connection's pending request head; the protocols below arm and disarm it."""
+    """The timer of one connection's pending request head; the protocol below arms and disarms it."""
 
     _head_timer = None
 
@@ -53,25 +51,6 @@ class HttpToolsHeadDeadlineProtocol(HeadDeadline, HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._head_disarm()
         super().on_headers_complete()
-
-
-class H11HeadDeadlineProtocol(HeadDeadline, H11Protocol):
-    def connection_made(self, transport) -> None:
-        super().connection_made(transport)
-        self._head_arm()
-
-    def connection_lost(self, exc) -> None:
-        self._head_disarm()
-        super().connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if self.transport.is_closing():
-            return
-        if self.conn.their_state is h11.IDLE:  # still reading a head (h11 holds the part received so far)
-            self._head_arm()
-        else:
-            self._head_disarm()
 
 
 class UvicornWorker(_UvicornWorker):
