@@ -16,7 +16,9 @@ bind = [os.environ.get("WEB_BIND") or f"0.0.0.0:{os.environ.get('WEB_PORT', '800
 # One worker more than cores: a worker's threads wait on database round trips and on each other for the
 # interpreter lock, so one process per core leaves CPU idle under load (docs/performance.md, "The server").
 workers = int(os.environ.get("WEB_CONCURRENCY") or (os.cpu_count() or 1) + 1)
-worker_class = "uvicorn_worker.UvicornWorker"
+# uvicorn_worker's worker whose connections must send each request head within WEB_HEADER_TIMEOUT seconds
+# (config/web_protocol.py): uvicorn itself only times out idle kept-alive connections.
+worker_class = "config.web_protocol.UvicornWorker"
 backlog = int(os.environ.get("WEB_BACKLOG", "2048"))  # connections waiting for accept() during bursts
 # A worker that stops answering its heartbeat for this long is killed and replaced. Uvicorn beats from the
 # event loop, so a long-lived stream never counts as silence.
@@ -24,7 +26,8 @@ timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
 # On stop or reload: seconds a worker gets to finish its requests. Streams still open then are cut; their
 # clients reconnect with Last-Event-ID and miss nothing.
 graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "20"))
-keepalive = int(os.environ.get("WEB_KEEPALIVE", "5"))  # idle seconds a kept-alive connection stays open
+# Idle seconds a kept-alive connection stays open (uvicorn_worker hands it to uvicorn as timeout_keep_alive).
+keepalive = int(os.environ.get("WEB_KEEPALIVE", "5"))
 # Proxies whose X-Forwarded-For / X-Forwarded-Proto uvicorn believes (it then rewrites the client address the
 # application and the access log see). None unless TRUSTED_PROXY_COUNT says proxies stand in front, as Django's
 # client_ip() (config/client_ip.py) decides: otherwise any process on the host (127.0.0.1 was trusted by default)

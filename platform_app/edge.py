@@ -177,12 +177,24 @@ def serve(request, deployment, *, path: str, root: Path | None, target: Target |
     return response
 
 
+FQDN_DOT = re.compile(r"\.+(?=(?::[0-9]{1,5})?$)")  # the root's dot(s) after the name, before any port
+
+
+def host_normalize(request) -> str:
+    """The Host header without the DNS root's trailing dot (`site.localhost.:8000` → `site.localhost:8000`),
+    written back so the edge's routing and Django's host check (and everything after) read the same name."""
+    host = FQDN_DOT.sub("", request.META.get("HTTP_HOST", ""), count=1)  # all of them: Django drops one itself
+    if "HTTP_HOST" in request.META:
+        request.META["HTTP_HOST"] = host
+    return host
+
+
 class EdgeMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        site = site_for(request.META.get("HTTP_HOST", ""))
+        site = site_for(host_normalize(request))
         deployment = site.deployment
         if deployment is None:  # not a deployment host: the platform itself
             response = self.get_response(request)

@@ -217,7 +217,7 @@ def test_rollback_action(staff):
     project = projects.ProjectFactory(slug="shop")
     old = deploy.DeploymentFactory(project=project, status="ready", env="production")
     current = deploy.DeploymentFactory(project=project, status="ready", env="production")
-    building = deploy.DeploymentFactory(project=project, status="building")
+    building = deploy.DeploymentFactory(project=project, status="building", env="production")
     project.production_deployment = current
     project.save()
     res = _act(staff, "rollback", old)

@@ -151,3 +151,69 @@ def test_a_workers_threads_share_two_malloc_arenas():
 
     assert arenas("plain") > 2  # glibc's default: an arena per thread, up to eight per core
     assert arenas("worker") == 2
+
+
+SLOW_HEAD = "GET /health HTTP/1.1\r\nHost: localhost\r\n"
+
+
+def test_the_server_closes_connections_whose_request_head_is_too_slow(tmp_path):
+    """gunicorn -c config/gunicorn.py as `Procfile` runs it, with a 2 s head deadline: connections trickling a
+    header line every half second, or sending nothing, are closed within it; a prompt request is served."""
+    import socket
+    import time
+
+    from tests.processes import LOOPBACK, PYTHON, Process, child_env, free_port, wait_until
+
+    port = free_port()
+    env = child_env(data_dir=tmp_path / "data", WEB_BIND=f"{LOOPBACK}:{port}", WEB_CONCURRENCY="1",
+                    WEB_HEADER_TIMEOUT="2", WEB_KEEPALIVE="2")
+    web = Process("web", [PYTHON, "-m", "gunicorn", "config.asgi:application", "-c", "config/gunicorn.py"],
+                  env=env, log_dir=tmp_path).start()
+
+    def connect() -> socket.socket:
+        conn = socket.create_connection((LOOPBACK, port), timeout=5)
+        conn.settimeout(0.2)
+        return conn
+
+    def closed(conn: socket.socket) -> bool:
+        try:
+            return conn.recv(4096) == b""
+        except TimeoutError:
+            return False
+        except OSError:  # reset by the server
+            return True
+
+    def answered() -> bool:
+        try:
+            with connect() as conn:
+                conn.settimeout(5)
+                conn.sendall(SLOW_HEAD.encode() + b"Connection: close\r\n\r\n")
+                return conn.recv(64).startswith(b"HTTP/1.1 ")
+        except OSError:
+            return False
+
+    try:
+        wait_until(answered, timeout=120, what="the server to answer", logs=[web])
+        started = time.monotonic()
+        slow = [connect() for _ in range(5)]
+        idle = connect()
+        for conn in slow:
+            conn.sendall(SLOW_HEAD.encode())
+        open_ones = set(range(5))
+        while open_ones and time.monotonic() - started < 10:  # bounded: the deadline is 2 s
+            for i in sorted(open_ones):
+                try:
+                    slow[i].sendall(f"X-Trickle-{i}: {time.monotonic()}\r\n".encode())
+                except OSError:
+                    open_ones.discard(i)
+                    continue
+                if closed(slow[i]):
+                    open_ones.discard(i)
+            time.sleep(0.3)
+        elapsed = time.monotonic() - started
+        assert not open_ones, f"still open after {elapsed:.1f}s: {sorted(open_ones)}"
+        assert 1.5 < elapsed < 6
+        assert closed(idle) or (time.sleep(1) or closed(idle))
+        assert answered()  # the server still serves prompt clients
+    finally:
+        web.stop()

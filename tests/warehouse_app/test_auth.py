@@ -96,3 +96,23 @@ def test_login_brute_force_is_429(api, settings):
         api.post("/api/auth/login", {"email": user.email, "password": "wrong-wrong-1"}, format="json")
     resp = api.post("/api/auth/login", {"email": user.email, "password": PASSWORD}, format="json")
     assert resp.status_code == 429 and "Retry-After" in resp
+
+
+def test_signup_with_a_known_address_answers_as_for_a_new_one_and_mails_the_owner(api, customer, mailoutbox,
+                                                                                 django_capture_on_commit_callbacks):
+    new = api.post("/api/auth/signup", {"email": "new.person@example.com", "password": "Pallets-and-more-42",
+                                        "name": "Nia"}, format="json")
+    mailoutbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        known = api.post("/api/auth/signup", {"email": "Carla@Example.com", "password": "Pallets-and-more-42",
+                                              "name": "Nia"}, format="json")
+    assert (new.status_code, known.status_code) == (201, 201)
+    assert set(known.json()) == set(new.json())
+    assert {k: v for k, v in known.json().items() if k not in ("id", "email")} == \
+        {k: v for k, v in new.json().items() if k not in ("id", "email")}
+    assert known.json()["email"] == "carla@example.com" and known.json()["id"].startswith("usr_")
+    assert known.json()["id"] != customer.pk
+    assert UserFactory._meta.model.objects.filter(email__iexact="carla@example.com").count() == 1
+    [mail] = mailoutbox
+    assert mail.to == [customer.email] and "sign up" in mail.body and "reset your password" in mail.body
+    assert logged_in(customer)  # the owner's password is untouched

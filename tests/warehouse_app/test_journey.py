@@ -5,31 +5,11 @@ import pytest
 from django.core.management import call_command
 
 from tests.factories import UserFactory
-from tests.warehouse_app.conftest import logged_in
+from tests.warehouse_app.conftest import START, VALID, logged_in, rfq
 from tests.warehouse_app.factories import FacilityFactory
 from warehouse_app.models import Booking, Movement, Quote
 
 pytestmark = pytest.mark.django_db
-START = (date.today() + timedelta(days=10)).isoformat()
-VALID = (date.today() + timedelta(days=30)).isoformat()
-
-
-def rfq(client, facility, quantity=40, term=3):
-    return client.post("/api/quotes/rfq", {"facility": facility.slug, "requirement": {
-        "quantity": quantity, "unit": "pallet", "start_date": START, "term_months": term, "notes": "dry goods"}},
-        format="json")
-
-
-@pytest.fixture
-def facility(db):
-    return FacilityFactory(slug="vaduz-depot")
-
-
-@pytest.fixture
-def operator(facility):
-    user = UserFactory(email="olga@example.com", name="Olga Logistics")
-    call_command("warehouse_role", user.email, "operator", "--facility", facility.slug)
-    return user
 
 
 def test_whole_customer_journey(api, facility, operator):

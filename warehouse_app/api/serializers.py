@@ -3,6 +3,7 @@ from rest_framework import serializers
 
 from warehouse_app.models import Booking, Facility, Movement, Quote, ShortlistEntry, SupportTicket
 from warehouse_app.services.naming import facility_display_name
+from warehouse_app.services.quotes import quote_unit_mismatch
 
 
 class FacilitySerializer(serializers.ModelSerializer):
@@ -77,10 +78,13 @@ class QuoteSerializer(serializers.ModelSerializer):
     facility = FacilityBriefSerializer()
     requirement = serializers.SerializerMethodField()
     answer = serializers.SerializerMethodField()
+    unit_mismatch = serializers.SerializerMethodField(
+        help_text="null, or {requested, quoted, note} when the answer prices another unit than the request")
 
     class Meta:
         model = Quote
-        fields = ("reference", "facility", "requirement", "status", "answer", "decline_reason", "created_at")
+        fields = ("reference", "facility", "requirement", "status", "answer", "unit_mismatch", "decline_reason",
+                  "created_at")
 
     def get_requirement(self, obj) -> dict:
         return {"quantity": obj.quantity, "unit": obj.unit, "start_date": obj.start_date,
@@ -90,6 +94,9 @@ class QuoteSerializer(serializers.ModelSerializer):
         if obj.price is None:
             return None
         return {"price": obj.price, "currency": obj.currency, "unit": obj.price_unit, "valid_until": obj.valid_until}
+
+    def get_unit_mismatch(self, obj) -> dict | None:
+        return quote_unit_mismatch(obj)
 
 
 class BookingSerializer(serializers.ModelSerializer):

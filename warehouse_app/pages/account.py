@@ -14,11 +14,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from config import ratelimit
-from config.errors import ApplicationError, Forbidden
+from config.errors import ApplicationError, Forbidden, ValidationFailed
 from config.redirects import safe_next
 from platform_app.services.identity.auth import user_authenticate, user_sign_up
 from platform_app.services.identity.mfa import sign_in_second_factor
-from warehouse_app.pages.forms import (AnswerForm, CancelForm, DeclineForm, MovementForm, QuoteForm, SignInForm,
+from warehouse_app.pages.forms import (AnswerForm, BookForm, CancelForm, DeclineForm, MovementForm, QuoteForm, SignInForm,
                                       SignUpForm)
 from warehouse_app.services import bookings, quotes, selectors, workspace
 from warehouse_app.services.naming import facility_display_name
@@ -152,7 +152,11 @@ def my_space(request):
 @signed_in
 @require_POST
 def quote_book(request, reference):
-    booking = bookings.booking_create(customer=request.user, quote_reference=reference)
+    form = BookForm(request.POST)
+    if not form.is_valid():
+        raise ValidationFailed(f"quantity: {' '.join(form.errors['quantity'])}")
+    booking = bookings.booking_create(customer=request.user, quote_reference=reference,
+                                      quantity=form.cleaned_data["quantity"])
     messages.success(request, f"Booked: {booking.reference}. Record stock against it below.")
     return redirect("warehouses-booking", reference=booking.reference)
 

@@ -25,6 +25,11 @@ class AnswerForm(forms.Form):
     valid_until = forms.DateField(widget=DATE)
 
 
+class BookForm(forms.Form):
+    """Booking a quote: a quantity only when the quote is priced in another unit than requested."""
+    quantity = forms.IntegerField(min_value=1, max_value=1_000_000, required=False)
+
+
 class DeclineForm(forms.Form):
     reason = forms.CharField(max_length=2000)
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from config.errors import ApplicationError, Conflict, NotFound, ValidationFailed
 from warehouse_app.models import Booking, Movement, Quote
 from warehouse_app.services.accounts import operated_facilities
-from warehouse_app.services.quotes import quote_refresh_expiry
+from warehouse_app.services.quotes import quote_refresh_expiry, quote_unit_mismatch
 
 B = Booking.Status
 LIVE = (B.CONFIRMED, B.ACTIVE)
@@ -28,12 +28,16 @@ def booking_create(*, customer, quote_reference: str, quantity: int | None = Non
     quote_refresh_expiry(quote)
     if quote.status != Quote.Status.ANSWERED:
         raise Conflict(f"Only an answered, still valid quote can be booked (this one is {quote.status}).")
+    mismatch = quote_unit_mismatch(quote)
+    if mismatch and quantity is None:
+        raise ValidationFailed(f"{mismatch['note']} Give quantity in {mismatch['quoted']}.")
     quantity, term_months = _within_quote(quote, quantity or quote.quantity, term_months or quote.term_months)
     try:
         with transaction.atomic():
+            # The unit travels with the price: a price per m2 is never stored against pallets.
             booking = Booking.objects.create(quote=quote, customer=customer, facility=quote.facility, quantity=quantity,
-                                             unit=quote.unit, start_date=quote.start_date, term_months=term_months,
-                                             price=quote.price, currency=quote.currency)
+                                             unit=quote.price_unit or quote.unit, start_date=quote.start_date,
+                                             term_months=term_months, price=quote.price, currency=quote.currency)
     except IntegrityError:
         raise Conflict("This quote is already booked.")
     quote.status = Quote.Status.BOOKED
@@ -41,9 +45,12 @@ def booking_create(*, customer, quote_reference: str, quantity: int | None = Non
     return booking
 
 
-def _within_quote(quote: Quote, quantity: int, term_months: int) -> tuple[int, int]:
-    if quantity > quote.quantity:
-        raise ValidationFailed(f"quantity exceeds what the quote covered ({quote.quantity} {quote.unit}).")
+def _within_quote(quote: Quote, quantity: int, term_months: int, *, booked: int | None = None) -> tuple[int, int]:
+    """The quote's quantity bounds a booking in the requested unit; a quote priced in another unit covered no
+    quantity in that unit, so what was booked (if anything yet) is the bound."""
+    limit = booked if quote_unit_mismatch(quote) else quote.quantity
+    if limit is not None and quantity > limit:
+        raise ValidationFailed(f"quantity exceeds what the quote covered ({limit} {quote.price_unit or quote.unit}).")
     if term_months > quote.term_months:
         raise ValidationFailed(f"term_months exceeds what the quote covered ({quote.term_months}).")
     return quantity, term_months
@@ -69,7 +76,7 @@ def booking_update(*, customer, reference: str, quantity: int | None, term_month
     if booking.status not in LIVE:
         raise Conflict(f"A {booking.status} booking cannot be changed.")
     quantity, term_months = _within_quote(booking.quote, quantity or booking.quantity,
-                                          term_months or booking.term_months)
+                                          term_months or booking.term_months, booked=booking.quantity)
     if booking.unit == "pallet" and quantity < on_hand(booking):
         raise Conflict("quantity cannot go below the stock on hand.", extra={"on_hand": on_hand(booking)})
     booking.quantity, booking.term_months = quantity, term_months
@@ -126,9 +133,10 @@ def inventory(*, user) -> list[dict]:
 
 
 def _months(start: date, count: int):
+    """(year, month) pairs: they sort by date, where "YYYY-MM" text would put "10000-01" first."""
     year, month = start.year, start.month
     for _ in range(count):
-        yield f"{year:04d}-{month:02d}"
+        yield year, month
         month += 1
         if month == 13:
             year, month = year + 1, 1
@@ -141,4 +149,5 @@ def capacity(*, user) -> list[dict]:
     for b in bookings_visible_to(user).filter(status__in=LIVE):
         for month in _months(b.start_date, b.term_months):
             committed[(month, b.unit)] += b.quantity
-    return [{"month": m, "unit": u, "committed": n} for (m, u), n in sorted(committed.items())]
+    return [{"month": f"{year:04d}-{month:02d}", "unit": u, "committed": n}
+            for ((year, month), u), n in sorted(committed.items())]

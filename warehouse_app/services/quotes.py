@@ -1,8 +1,9 @@
 """Rate requests and their answers. One place for every state change of a quote."""
 import statistics
 from collections import defaultdict
-from datetime import date
+from datetime import date, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -21,6 +22,16 @@ def quote_refresh_expiry(quote: Quote) -> Quote:
         Quote.objects.filter(pk=quote.pk, status=S.ANSWERED).update(status=S.EXPIRED)
         quote.status = S.EXPIRED
     return quote
+
+
+def quote_unit_mismatch(quote: Quote) -> dict | None:
+    """When the answer prices another unit than the request asked for: both units and a note saying nothing
+    is converted (a booking then names its quantity in the quoted unit)."""
+    if not quote.price_unit or quote.price_unit == quote.unit:
+        return None
+    note = (f"Priced per {quote.price_unit}; the request asked for {quote.quantity} {quote.unit}. "
+            f"Nothing is converted: a booking is in {quote.price_unit}.")
+    return {"requested": quote.unit, "quoted": quote.price_unit, "note": note}
 
 
 def quotes_expire_due(quotes) -> int:
@@ -51,6 +62,9 @@ def quote_request(*, customer, facility_slug: str, quantity: int, unit: str, sta
         raise Conflict("This facility is no longer listed.")
     if start_date < timezone.localdate():
         raise ValidationFailed("start_date must not be in the past.")
+    horizon = settings.WAREHOUSE_START_HORIZON_DAYS
+    if start_date > timezone.localdate() + timedelta(days=horizon):
+        raise ValidationFailed(f"start_date must be within {horizon} days from today.")
     allowance_consume(user=customer, kind="rfq")
     return Quote.objects.create(customer=customer, facility=facility, quantity=quantity, unit=unit,
                                 start_date=start_date, term_months=term_months, notes=notes)

@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from warehouse_app.services.naming import facility_display_name
+from warehouse_app.services.quotes import quote_unit_mismatch
 
 register = template.Library()
 
@@ -44,3 +45,9 @@ def money(minor, currency="") -> str:
     if minor is None:
         return "—"
     return f"{minor / 100:,.2f} {currency}".strip()
+
+
+@register.filter
+def unit_mismatch(quote) -> dict | None:
+    """The quote's {requested, quoted, note} when it is priced in another unit than requested."""
+    return quote_unit_mismatch(quote)

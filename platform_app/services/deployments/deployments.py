@@ -206,18 +206,33 @@ def deployments_requeue_stale() -> int:
 
 @transaction.atomic
 def deployment_rollback(*, project, deployment_id: str | None, actor=None, ip: str = "") -> Deployment:
-    """Point production at an earlier ready deployment of the project, without rebuilding."""
+    """Point production at an earlier ready production deployment of the project, without rebuilding: the named
+    one, else the newest that was ready before the one serving now."""
     from platform_app.models import Project
+    from platform_app.services.deployments.selectors import PRODUCTION_ENV, rollback_targets
 
     project = Project.objects.select_for_update().get(pk=project.pk)
-    candidates = Deployment.objects.filter(project=project, status=S.READY).exclude(pk=project.production_deployment_id)
-    target = candidates.filter(pk=deployment_id).first() if deployment_id else candidates.order_by("-ready_at").first()
-    if target is None:
-        if deployment_id and Deployment.objects.filter(pk=deployment_id, project=project).exists():
-            raise Conflict("Only another ready deployment of this project can be rolled back to.")
-        if deployment_id:
+    candidates = rollback_targets(project=project)
+    if deployment_id:
+        target = candidates.filter(pk=deployment_id).first()
+        named = target or Deployment.objects.filter(pk=deployment_id, project=project).first()
+        if named is None:
             raise NotFound("No such deployment in this project.")
-        raise Conflict("There is no earlier ready deployment to roll back to.", code="nothing_to_roll_back")
+        if named.env != PRODUCTION_ENV or named.component_id:
+            where = "a component's deploy" if named.component_id else f"the {named.env} environment"
+            message = (f"Deployment {named.pk} belongs to {where}; production can only be rolled back to a "
+                       f"deployment of the production environment.")
+            raise ValidationFailed(message, details={"deploymentId": [message]})
+        if target is None:
+            raise Conflict("Only another ready deployment of this project can be rolled back to.")
+    else:
+        current = project.production_deployment
+        if current is not None and current.ready_at is not None:
+            candidates = candidates.filter(ready_at__lt=current.ready_at)
+        target = candidates.order_by("-ready_at", "-created_at").first()
+        if target is None:
+            raise Conflict("There is no earlier ready production deployment to roll back to.",
+                           code="nothing_to_roll_back")
     previous = project.production_deployment_id
     project.production_deployment = target
     project.save(update_fields=["production_deployment"])

@@ -33,10 +33,20 @@ def latest_doctor_report(*, deployment) -> DoctorReport | None:
     return DoctorReport.objects.filter(deployment=deployment).order_by("-created_at").first()
 
 
+PRODUCTION_ENV = "production"
+
+
+def rollback_targets(*, project):
+    """The deployments production may be pointed at: ready builds of the production environment (not a preview's
+    or another environment's, whose variables and protection differ; not a component's), except the current one."""
+    return (Deployment.objects.filter(project=project, status=Deployment.Status.READY, env=PRODUCTION_ENV,
+                                      component__isnull=True)
+            .exclude(pk=project.production_deployment_id))
+
+
 def rollback_candidates(*, project) -> set[str]:
-    """Ids of the project's ready deployments production could be rolled back to."""
-    return set(Deployment.objects.filter(project=project, status=Deployment.Status.READY)
-               .exclude(pk=project.production_deployment_id).values_list("pk", flat=True))
+    """Ids of the project's deployments production could be rolled back to (the dashboard's buttons)."""
+    return set(rollback_targets(project=project).values_list("pk", flat=True))
 
 
 def deploy_hooks(*, project) -> list:

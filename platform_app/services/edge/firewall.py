@@ -198,11 +198,21 @@ def _getter(condition: dict):
     if field == "method":
         return lambda request, ip, paths: request.method
     if field == "user_agent":
-        return lambda request, ip, paths: request.META.get("HTTP_USER_AGENT", "")
+        return lambda request, ip, paths: _header_values(request.META.get("HTTP_USER_AGENT", ""))
     meta = "HTTP_" + condition["name"].upper().replace("-", "_")
     if meta in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"):
         meta = meta[5:]
-    return lambda request, ip, paths: request.META.get(meta)
+    return lambda request, ip, paths: _header_values(request.META.get(meta))
+
+
+def _header_values(raw: str | None) -> tuple[str, ...] | None:
+    """What a header condition is tried against, lower-cased: the whole value, and each comma-separated part,
+    because the server joins a header sent twice with a comma (`X-Debug: 1` twice reads `1,1`). Trying the parts
+    too never helps a client past a rule: it could have sent any one part alone."""
+    if raw is None:
+        return None
+    raw = raw.lower()
+    return (raw, *(part.strip() for part in raw.split(","))) if "," in raw else (raw,)
 
 
 def _text_predicate(op: str, value: str):
@@ -229,6 +239,9 @@ def _predicate(condition: dict):
                     return False
             return in_network
         return lambda ip: ip == value
+    if condition["field"] in ("header", "user_agent"):  # values compared case-insensitively (docs/edge.md)
+        test = _text_predicate(op, value.lower())
+        return lambda values: any(test(v) for v in values)
     test = _text_predicate(op, value)
     if condition["field"] == "path":  # any name of the path the edge serves
         return lambda paths: any(test(path) for path in paths)

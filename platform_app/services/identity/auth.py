@@ -9,7 +9,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
+from django.core.mail import send_mail
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, transaction
@@ -65,6 +68,37 @@ def user_sign_up(*, email: str, password: str, name: str = "") -> "User":
     email_verification_mail(user)  # the account works at once; invitations to the address wait for the link
     growth_event_record(event=SIGNED_UP, user=user, properties={"via": "password"})
     return user
+
+
+def user_sign_up_undisclosed(*, email: str, password: str, name: str = "") -> "User | None":
+    """A sign-up whose answer does not tell whether the address has an account (the warehouse's, which signs
+    nobody in): for a known address the password is hashed all the same (the time a new account takes), the
+    account's owner is mailed instead, and None tells the caller to answer as for a new account."""
+    try:
+        return user_sign_up(email=email, password=password, name=name)
+    except Conflict as exc:
+        if exc.code != "email_taken":
+            raise
+    make_password(password)
+    owner = User.objects.filter(email__iexact=User.objects.normalize_email(email)).first()
+    if owner is not None:
+        sign_up_attempt_mail(owner)
+    return None
+
+
+def sign_up_attempt_mail(owner) -> None:
+    """Tell an account's owner someone tried to sign up with the address: at most once an hour per account, so
+    the form is no way to flood a mailbox (without a cache, every attempt mails)."""
+    try:
+        if not cache.add(f"sign-up-attempt-mail:{owner.pk}", 1, timeout=3600):
+            return
+    except Exception:  # noqa: BLE001 - the owner hearing twice is the lesser harm
+        pass
+    body = (f"Someone tried to sign up with your address ({owner.email}).\n\n"
+            f"If it was you: you already have an account. Sign in at {settings.SITE_URL}, or reset your "
+            f"password if you forgot it.\nIf it was not you, nothing changed and you can ignore this message.\n")
+    transaction.on_commit(lambda: send_mail("Someone tried to sign up with your address", body, None,
+                                            [owner.email]))
 
 
 # Brute force -----------------------------------------------------------------

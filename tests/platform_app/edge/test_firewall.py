@@ -262,3 +262,25 @@ def test_rule_factory_rule_is_enforced_after_a_save(site, edge):
     assert edge("/admin/").status_code == 200  # cached: no rules
     FirewallRuleFactory(project=site)  # saved outside the API (admin): the save invalidates the cache too
     assert edge("/admin/").status_code == 403
+
+
+def test_user_agent_and_header_values_match_whatever_their_case(alice_client, site, edge):
+    add(alice_client, site, "deny", cond("user_agent", "contains", "evilbot"))
+    add(alice_client, site, "deny", cond("user_agent", "eq", "Scanner/1.0"))
+    add(alice_client, site, "deny", cond("header", "eq", "evil", name="X-Probe"))
+    assert edge("/", HTTP_USER_AGENT="Mozilla/5.0 (compatible; EvilBot/2.1)").status_code == 403
+    assert edge("/", HTTP_USER_AGENT="SCANNER/1.0").status_code == 403
+    assert edge("/", HTTP_X_PROBE="EVIL").status_code == 403
+    assert edge("/", HTTP_USER_AGENT="Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)",
+                HTTP_X_PROBE="good").status_code == 200
+
+
+def test_a_header_sent_twice_matches_by_each_of_its_values(alice_client, site, edge):
+    """The server joins a repeated header with commas (`X-Debug: 1` twice reads `1,1`); each value is tried."""
+    add(alice_client, site, "deny", cond("header", "eq", "1", name="X-Debug"))
+    add(alice_client, site, "deny", cond("header", "prefix", "curl", name="X-Client"))
+    assert edge("/", HTTP_X_DEBUG="1").status_code == 403
+    assert edge("/", HTTP_X_DEBUG="1,1").status_code == 403
+    assert edge("/", HTTP_X_DEBUG="0, 1").status_code == 403
+    assert edge("/", HTTP_X_CLIENT="browser,curl/8.4").status_code == 403
+    assert edge("/", HTTP_X_DEBUG="0,0").status_code == 200
