@@ -1,5 +1,6 @@
 """What leaves a sandbox is data: a build output holding links out, a fifo or a device ends the deployment `error`
-naming the path and publishes nothing; the platform checks an uploaded archive again by the same rules."""
+naming the path and publishes nothing; the platform checks an uploaded archive again by the same rules, writing
+nothing through a link, and any depth of folders packs, unpacks and is removed."""
 import io
 import tarfile
 import time
@@ -219,7 +220,8 @@ def deep_folders_removed(tmp_path):
 def test_an_output_nested_1200_folders_deep_is_built_and_the_build_folder_removed(
         alice_client, make_project, sandbox, deep_folders_removed, django_capture_on_commit_callbacks):
     script = ("set -e\nd=$(printf 'd/%.0s' $(seq 1200))\nmkdir -p out/$d work/$d\n"
-              "echo bottom > out/${d}leaf.txt\necho scratch > work/${d}leaf.txt\necho '<h1>deep</h1>' > out/index.html\n")
+              "echo bottom > out/${d}leaf.txt\necho scratch > work/${d}leaf.txt\n"
+              "echo '<h1>deep</h1>' > out/index.html\n")
     project = make_project("deep", {"deep.sh": script}, build_command="sh deep.sh", output_directory="out")
     deployment = deploy(alice_client, project, django_capture_on_commit_callbacks)
     assert deployment.status == "ready", deployment.error_message
