@@ -8,7 +8,6 @@ node's address and relays each connection in, so the edge reaches it and nothing
 """
 import collections
 import logging
-import shutil
 import signal
 import socket
 import threading
@@ -21,6 +20,7 @@ from platform_app.nodes.builder import Builder
 from platform_app.nodes.client import HttpBuildLink, PlatformClient
 from platform_app.sandbox import Limits, Network, SandboxUnavailable, relay
 from platform_app.sandbox.archive import Refused, unpack
+from platform_app.sandbox.files import remove_tree
 from platform_app.sandbox.limits import folder_bytes
 from platform_app.sandbox.base import WORKSPACE
 
@@ -124,7 +124,7 @@ class Instance:
         self.stop_relay()  # closes the listener too
         self.sandboxed.terminate()
         self.sandboxed.close()
-        shutil.rmtree(self.folder, ignore_errors=True)
+        remove_tree(self.folder)
 
 
 class Agent:
@@ -209,7 +209,7 @@ class Agent:
 
     def start(self, assignment: dict) -> Instance:
         folder = self.data_dir / "instances" / assignment["instanceId"]
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)
         folder.mkdir(parents=True)
         folder.chmod(0o711)
         listener = None
@@ -220,7 +220,7 @@ class Agent:
         except BaseException:
             if listener is not None:
                 listener.close()
-            shutil.rmtree(folder, ignore_errors=True)
+            remove_tree(folder)
             raise
         self.instances[inst.instance_id] = inst
         return inst

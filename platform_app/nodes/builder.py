@@ -8,7 +8,6 @@ import logging
 import os
 import posixpath
 import selectors
-import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from platform_app.sandbox import Limits, Network, SandboxUnavailable
 from platform_app.sandbox.archive import Refused, pack, unpack
 from platform_app.sandbox.base import WORKSPACE
+from platform_app.sandbox.files import remove_tree
 
 logger = logging.getLogger("platform.builder")
 
@@ -130,7 +130,7 @@ class Builder:
                 log.flush()
             except Exception:  # noqa: BLE001 - the job already ended; a lost last line is not worth more
                 pass
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)
         return status
 
     @staticmethod

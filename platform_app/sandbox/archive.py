@@ -1,24 +1,28 @@
 """Files out of a sandbox, and into one, as data: gzipped tar archives that never carry a link out.
 
 `pack(base, relative, out)` archives the folder `base/relative` as a sandbox left it. Every component is opened
-relative to the one before with O_NOFOLLOW and every entry is read by descriptor, so no link, however it was
-planted, is followed: a symbolic link is kept only when it is relative and points inside the folder; one
-pointing out (`/proc/self/environ`, `/`, `../../key.pem`), a hard link shared with a file outside the folder,
-a device, a fifo or a socket refuse the whole archive, naming the path (`Refused`). A fifo is opened without
-blocking, so it cannot stall the packer. Size and file count are bounded.
+relative to the one before with O_NOFOLLOW and every entry is read by descriptor (`files.walk`: no recursion,
+any depth), so no link, however it was planted, is followed: a symbolic link is kept only when it is relative
+and points inside the folder; one pointing out (`/proc/self/environ`, `/`, `../../key.pem`), a hard link
+shared with a file outside the folder, a device, a fifo or a socket refuse the whole archive, naming the path
+(`Refused`). A fifo is opened without blocking, so it cannot stall the packer. Size and file count are bounded.
 
-`unpack(src, dest)` extracts such an archive with the same rules (Python's `data` filter on top), into a fresh
-folder that replaces `dest` only once everything is in: what a builder uploads, a node downloads, and the
-platform serves, whoever made it.
+`unpack(src, dest)` extracts such an archive with the same rules, whoever made it: what a builder uploads, a
+node downloads, the platform serves and a builder gets as source. Members are written by descriptor under a
+fresh folder (`extract.py`), never through a link, and every link must still lead inside once all is written;
+the folder replaces `dest` only then. Python's `tarfile` only reads the stream: nothing depends on its
+extraction filters, which differ between patch releases.
 """
 import io
 import os
 import posixpath
-import shutil
 import stat
 import tarfile
 import tempfile
 from pathlib import Path
+
+from platform_app.sandbox.extract import Extractor, Unwritable
+from platform_app.sandbox.files import remove_tree, walk
 
 FILE_MODE, DIR_MODE = 0o644, 0o755
 
@@ -67,58 +71,51 @@ def pack(base: Path, relative: str, out, *, max_bytes: int, max_files: int, skip
     counted = {"files": 0, "bytes": 0}
     hard_links: dict[tuple, list] = {}   # (dev, inode) -> [nlink, paths seen]
     with tarfile.open(fileobj=out, mode="w:gz", compresslevel=6, format=tarfile.PAX_FORMAT) as tar:
+        path = relative
         try:
-            _pack_folder(tar, root, "", counted, hard_links, max_bytes, max_files, set(skip))
-        finally:
-            os.close(root)
+            for event, fd, name, path, info in walk(root, skip=set(skip)):
+                if event == "entry":
+                    _pack_entry(tar, fd, name, path, info, counted, hard_links, max_bytes, max_files)
+        except OSError as exc:  # a folder without permission, or one moved while it was read
+            raise Refused(path, f"could not be read ({exc.strerror or exc.__class__.__name__})")
         for (nlink, paths) in hard_links.values():
             if len(paths) < nlink:
                 raise Refused(paths[0], "a hard link to a file outside the output")
     return counted
 
 
-def _pack_folder(tar, fd, prefix, counted, hard_links, max_bytes, max_files, skip) -> None:
-    for name in sorted(os.listdir(fd)):
-        if not prefix and name in skip:
-            continue
-        path = f"{prefix}{name}"
-        counted["files"] += 1
-        if counted["files"] > max_files:
-            raise Refused(path, f"more than {max_files} files")
-        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        entry = tarfile.TarInfo(path)
-        entry.mtime, entry.uid, entry.gid, entry.uname, entry.gname = int(info.st_mtime), 0, 0, "", ""
-        if stat.S_ISLNK(info.st_mode):
-            target = os.readlink(name, dir_fd=fd)
-            if not link_inside(path, target):
-                raise Refused(path, f"a link to {target[:200]}, outside the output")
-            entry.type, entry.linkname, entry.mode = tarfile.SYMTYPE, target, 0o777
-            tar.addfile(entry)
-        elif stat.S_ISDIR(info.st_mode):
-            entry.type, entry.mode = tarfile.DIRTYPE, DIR_MODE
-            tar.addfile(entry)
-            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            try:
-                _pack_folder(tar, child, path + "/", counted, hard_links, max_bytes, max_files, skip)
-            finally:
-                os.close(child)
-        elif stat.S_ISREG(info.st_mode):
-            file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
-            with os.fdopen(file_fd, "rb") as handle:
-                opened = os.fstat(handle.fileno())
-                if not stat.S_ISREG(opened.st_mode) or opened.st_ino != info.st_ino:
-                    raise Refused(path, "changed while it was read")
-                if opened.st_nlink > 1:
-                    seen = hard_links.setdefault((opened.st_dev, opened.st_ino), [opened.st_nlink, []])
-                    seen[1].append(path)
-                counted["bytes"] += opened.st_size
-                if counted["bytes"] > max_bytes:
-                    raise Refused(path, f"the output is larger than {_size(max_bytes)}")
-                entry.size, entry.mode = opened.st_size, 0o755 if opened.st_mode & 0o100 else FILE_MODE
-                tar.addfile(entry, _Exactly(handle, opened.st_size))
-        else:
-            kind = "a fifo" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device"
-            raise Refused(path, f"{kind}, not a file")
+def _pack_entry(tar, fd, name, path, info, counted, hard_links, max_bytes, max_files) -> None:
+    counted["files"] += 1
+    if counted["files"] > max_files:
+        raise Refused(path, f"more than {max_files} files")
+    entry = tarfile.TarInfo(path)
+    entry.mtime, entry.uid, entry.gid, entry.uname, entry.gname = int(info.st_mtime), 0, 0, "", ""
+    if stat.S_ISLNK(info.st_mode):
+        target = os.readlink(name, dir_fd=fd)
+        if not link_inside(path, target):
+            raise Refused(path, f"a link to {target[:200]}, outside the output")
+        entry.type, entry.linkname, entry.mode = tarfile.SYMTYPE, target, 0o777
+        tar.addfile(entry)
+    elif stat.S_ISDIR(info.st_mode):
+        entry.type, entry.mode = tarfile.DIRTYPE, DIR_MODE
+        tar.addfile(entry)  # the walk goes in next
+    elif stat.S_ISREG(info.st_mode):
+        file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+        with os.fdopen(file_fd, "rb") as handle:
+            opened = os.fstat(handle.fileno())
+            if not stat.S_ISREG(opened.st_mode) or opened.st_ino != info.st_ino:
+                raise Refused(path, "changed while it was read")
+            if opened.st_nlink > 1:
+                seen = hard_links.setdefault((opened.st_dev, opened.st_ino), [opened.st_nlink, []])
+                seen[1].append(path)
+            counted["bytes"] += opened.st_size
+            if counted["bytes"] > max_bytes:
+                raise Refused(path, f"the output is larger than {_size(max_bytes)}")
+            entry.size, entry.mode = opened.st_size, 0o755 if opened.st_mode & 0o100 else FILE_MODE
+            tar.addfile(entry, _Exactly(handle, opened.st_size))
+    else:
+        kind = "a fifo" if stat.S_ISFIFO(info.st_mode) else "a socket" if stat.S_ISSOCK(info.st_mode) else "a device"
+        raise Refused(path, f"{kind}, not a file")
 
 
 class _Exactly(io.RawIOBase):
@@ -174,7 +171,7 @@ def unpack(src, dest: Path, *, max_bytes: int, max_files: int, skip_bad_links: b
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
     counted, skipped = {"files": 0, "bytes": 0}, []
     try:
-        with tarfile.open(fileobj=src, mode="r|gz") as tar:
+        with Extractor(staging) as extractor, tarfile.open(fileobj=src, mode="r|gz") as tar:
             for member in tar:
                 try:
                     _check(member, counted, max_bytes, max_files)
@@ -183,20 +180,36 @@ def unpack(src, dest: Path, *, max_bytes: int, max_files: int, skip_bad_links: b
                         skipped.append(member.name)
                         continue
                     raise
-                try:
-                    tar.extract(member, staging, set_attrs=False, filter="data")
-                except (tarfile.FilterError, OSError) as exc:
-                    raise Refused(member.name, f"cannot be extracted ({exc.__class__.__name__})")
-                if member.isfile() and member.mode & 0o100:
-                    os.chmod(staging / member.name, 0o755)
+                _write(extractor, tar, member)
+            out = extractor.links_out(remove=skip_bad_links)
+            if out and not skip_bad_links:
+                path, target = out[0]
+                raise Refused(path, f"a link to {target[:200]}, which leads outside the archive through links")
+            skipped += [path for path, _ in out]
         staging.chmod(DIR_MODE)
-        if dest.exists():
-            shutil.rmtree(dest)
+        remove_tree(dest)
         os.replace(staging, dest)
     except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
         raise Refused("", f"not a readable tar.gz archive ({exc.__class__.__name__})")
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
         raise
     return skipped
+
+
+def _write(extractor: Extractor, tar, member: tarfile.TarInfo) -> None:
+    parts = tuple(p for p in member.name.split("/") if p not in ("", "."))
+    try:
+        if not parts:
+            return
+        if member.isdir():
+            extractor.folder(parts)
+        elif member.issym():
+            extractor.link(parts, member.linkname)
+        else:
+            extractor.file(parts, tar.extractfile(member), executable=bool(member.mode & 0o100))
+    except Unwritable as exc:
+        raise Refused(member.name, str(exc))
+    except OSError as exc:
+        raise Refused(member.name, f"cannot be extracted ({exc.strerror or exc.__class__.__name__})")

@@ -4,7 +4,6 @@ framework, scan for committed secrets, archive the source, and hand a job to a b
 The install and build commands never run here: a builder runs them in its sandbox (platform_app/nodes/builder.py)
 and reports back through build_jobs, which ends the deployment with `_finish_ready` or `_finish_error`. Every
 line is logged, every state change an event."""
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from django.utils import timezone
 
 from config.errors import ApplicationError
 from platform_app.models import BuildJob, Component, Deployment, Project
+from platform_app.sandbox.files import remove_tree
 from platform_app.services.deployments import artifacts
 from platform_app.services.deployments.deployment_log import event_record, log_append
 from platform_app.services.edge.hostcache import edge_hosts_invalidate
@@ -86,7 +86,7 @@ def deployment_build(*, deployment_id: str) -> BuildJob | None:
         _finish_error(deployment, str(exc))
         return None
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
     return job
 
 
@@ -118,7 +118,7 @@ def _scan(project, deployment, repo_dir, sha):
 def _finish_ready(deployment, *, framework: str, snapshot: dict) -> str:
     row = Deployment.objects.select_for_update().get(pk=deployment.pk)
     if row.status != S.BUILDING:  # canceled, or ended by the reaper meanwhile: that outcome stands
-        shutil.rmtree(Path(settings.ARTIFACT_ROOT) / row.pk, ignore_errors=True)
+        remove_tree(Path(settings.ARTIFACT_ROOT) / row.pk)
         return row.status
     now = timezone.now()
     row.status, row.ready_at, row.finished_at = S.READY, now, now

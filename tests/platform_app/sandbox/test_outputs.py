@@ -1,5 +1,6 @@
 """What leaves a sandbox is data: a build output holding links out, a fifo or a device ends the deployment `error`
-naming the path and publishes nothing; the platform checks an uploaded archive again by the same rules."""
+naming the path and publishes nothing; the platform checks an uploaded archive again by the same rules, writing
+nothing through a link, and any depth of folders packs, unpacks and is removed."""
 import io
 import tarfile
 import time
@@ -130,3 +131,101 @@ def test_job_routes_need_the_job_token(claimed_job, api):
                     HTTP_AUTHORIZATION=f"Bearer {token}").json() == {"canceled": False}
     assert api.put(f"/v1/builds/{job.pk}/artifact", data=b"not gzip", content_type="application/octet-stream",
                    HTTP_AUTHORIZATION=f"Bearer {token}").status_code == 400
+
+
+def _links_past_path_max(*, with_file: bool) -> bytes:
+    """An archive whose links look inside but resolve out: 16 folders of 247 characters, each reached through a
+    one-letter link, a link 16 levels up at the bottom (its full path is longer than PATH_MAX, so resolving it
+    by path gives up), `escape` two levels above that (spelled inside, really the artifact folder's parent's
+    parent), then a file written through `escape`."""
+    folder, steps, path = "d" * 247, "abcdefghijklmnop", ""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        def add(name, kind, value=b""):
+            info = tarfile.TarInfo(name)
+            if kind == "dir":
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+            elif kind == "link":
+                info.type, info.linkname = tarfile.SYMTYPE, value
+            else:
+                info.size = len(value)
+            tar.addfile(info, io.BytesIO(value) if kind == "file" else None)
+
+        add("index.html", "file", b"<h1>site</h1>")
+        for step in steps:
+            add(f"{path}{folder}", "dir")
+            add(f"{path}{step}", "link", folder)
+            path += folder + "/"
+        bottom = "/".join(steps) + "/" + "l" * 254
+        add(bottom, "link", "/".join([".."] * len(steps)))
+        add("escape", "link", bottom + "/../..")
+        if with_file:
+            add("escape/planted.txt", "file", b"written outside")
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def workspace_builder(alice_client, api):
+    """A node an admin of acme joined with the `build` capability, through the API: its id and token."""
+    invite = alice_client.post("/v1/orgs/acme/agents/invite", format="json")
+    assert invite.status_code == 201, invite.content
+    joined = api.post("/v1/agents/join", {"token": invite.json()["token"], "name": "own-builder",
+                                          "runtimes": ["build"]}, format="json")
+    assert joined.status_code == 200, joined.content
+    return joined.json()["nodeId"], joined.json()["nodeToken"]
+
+
+@pytest.mark.parametrize("shape", ["links-past-path-max", "file-through-them", "spelled-inside"])
+def test_an_upload_whose_links_lead_out_is_refused_and_writes_nothing_outside(
+        shape, alice_client, api, make_project, sandbox, workspace_builder, tmp_path,
+        django_capture_on_commit_callbacks):
+    sandbox.BUILD_INLINE = False
+    deployment = deploy(alice_client, make_project("own-build", {"index.html": "x"}),
+                        django_capture_on_commit_callbacks)
+    node_id, node_token = workspace_builder
+    claim = api.post(f"/v1/agents/{node_id}/builds/claim", {"wait": 0}, format="json",
+                     HTTP_AUTHORIZATION=f"Bearer {node_token}")
+    assert claim.status_code == 200 and claim.json()["id"] == deployment.pk
+    before = sorted(p.name for p in tmp_path.iterdir())
+
+    if shape == "spelled-inside":  # d1/up is the folder itself: d1/up/../.. is its parent, spelled as itself
+        archive, refused = _archive([("d1/up", "link", ".."), ("escape", "link", "d1/up/../..")]), \
+            "escape: a link to d1/up/../.., which leads outside the archive"
+    else:  # the first member below a link is refused; it would resolve past PATH_MAX
+        archive, refused = _links_past_path_max(with_file=shape == "file-through-them"), \
+            "a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/" + "l" * 254 + ": a path through a link"
+
+    resp = api.put(f"/v1/builds/{deployment.pk}/artifact", data=archive, content_type="application/octet-stream",
+                   HTTP_AUTHORIZATION=f"Bearer {claim.json()['token']}")
+
+    assert resp.status_code == 400 and resp.json()["code"] == "output_refused", resp.content
+    assert refused in resp.json()["message"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "artifacts") == before  # nothing planted
+    assert not (tmp_path / "planted.txt").exists()
+    assert list(sandbox.ARTIFACT_ROOT.iterdir()) == []  # neither the artifact nor a half-unpacked copy
+    deployment.refresh_from_db()
+    assert deployment.status == "error" and refused in deployment.error_message and not deployment.artifact_sha256
+
+
+@pytest.fixture
+def deep_folders_removed(tmp_path):
+    """pytest's own clean-up of old temporary folders recurses: nothing 1,200 deep may stay behind."""
+    yield
+    from platform_app.sandbox.files import remove_tree
+
+    for child in tmp_path.iterdir():
+        remove_tree(child)
+
+
+def test_an_output_nested_1200_folders_deep_is_built_and_the_build_folder_removed(
+        alice_client, make_project, sandbox, deep_folders_removed, django_capture_on_commit_callbacks):
+    script = ("set -e\nd=$(printf 'd/%.0s' $(seq 1200))\nmkdir -p out/$d work/$d\n"
+              "echo bottom > out/${d}leaf.txt\necho scratch > work/${d}leaf.txt\n"
+              "echo '<h1>deep</h1>' > out/index.html\n")
+    project = make_project("deep", {"deep.sh": script}, build_command="sh deep.sh", output_directory="out")
+    deployment = deploy(alice_client, project, django_capture_on_commit_callbacks)
+    assert deployment.status == "ready", deployment.error_message
+    assert (sandbox.ARTIFACT_ROOT / deployment.pk / "index.html").read_text() == "<h1>deep</h1>\n"
+    deep = "/".join(["d"] * 1200)
+    assert (sandbox.ARTIFACT_ROOT / deployment.pk / deep / "leaf.txt").read_text() == "bottom\n"
+    assert list(sandbox.BUILD_ROOT.iterdir()) == []  # the build folder, its workspace 1,200 deep, is gone
