@@ -4,6 +4,7 @@
         .venv/bin/python bench/otp.py
     .venv/bin/python bench/otp.py --once --duration 5             # quicker; SQLite without DATABASE_URL
     .venv/bin/python bench/otp.py --db-connections persistent     # CONN_MAX_AGE instead of psycopg's pool
+    .venv/bin/python bench/otp.py --live                          # a live key: each send holds its price
 
 gunicorn with uvicorn workers and the Procfile's Celery workers (delivery always runs on the `codes` worker, as in
 production),
@@ -45,7 +46,7 @@ request = function()
     math.random(0, 16777215))
   return wrk.format("POST", "/api/v1/otp/send", {["Content-Type"] = "application/json",
     ["Authorization"] = %(auth)s, ["Idempotency-Key"] = key},
-    string.format('{"recipient": "+1415555%%04d"}', n))
+    string.format(%(recipient)s, n))
 end
 """
 
@@ -112,27 +113,41 @@ def main() -> None:
     bench_arguments(parser)
     parser.add_argument("--db-connections", choices=sorted(CONNECTION_MODES), default="pool",
                         help="how the server holds PostgreSQL connections (default: pool, the production setting)")
+    parser.add_argument("--live", action="store_true",
+                        help="send with a live key: each send holds its price on the balance (by email, to a mail "
+                             "backend that discards), as a paying customer's does")
     parser.add_argument("--verify-rate", type=int, default=2000,
                         help="the most verify req/s the records made beforehand suffice for (default 2000)")
     args = parser.parse_args()
     env = {"CELERY_TASK_ALWAYS_EAGER": "false", "OTP_SENDS_PER_RECIPIENT": "100000000",
            "OTP_SENDS_PER_KEY_PER_MINUTE": "100000000", **CONNECTION_MODES[args.db_connections]}
+    if args.live:
+        env.update(OTP_EMAIL_ENABLED="true", DJANGO_EMAIL_BACKEND="django.core.mail.backends.dummy.EmailBackend")
     with Bench("otp", args, celery=True, env=env) as bench:
         from otp_app.services.keys import otp_key_create
         from platform_app.models import Workspace
 
+        from otp_app.services.balance import balance_top_up
+
         workspace = Workspace.objects.create(name="Bench", slug="bench")
         key, raw = otp_key_create(workspace=workspace, mode="test", name="bench")
         auth = lua_string(f"Bearer {raw}")
+        send_key, recipient = auth, lua_string('{"recipient": "+1415555%04d"}')
+        if args.live:  # the hold is one conditional UPDATE of the workspace's balance row per send
+            balance_top_up(workspace=workspace, amount=10 ** 12)
+            _, live_raw = otp_key_create(workspace=workspace, mode="live", name="bench-live")
+            send_key, recipient = lua_string(f"Bearer {live_raw}"), lua_string('{"recipient": "b%04d@example.com"}')
         codes = bench.data_dir / "verify.txt"
         seconds = 2 * (2 + args.runs * (args.duration + 2))  # warm-ups and runs, verify's and its baseline's
         records_to_verify(api_key=key, count=args.verify_rate * seconds, path=codes)
         bench.serve()
-        print(f"connections: {args.db_connections}; delivery on the Procfile's codes worker; "
+        print(f"connections: {args.db_connections}; {'live' if args.live else 'sandbox'} key for sends; "
+              f"delivery on the Procfile's codes worker; "
               f"broker {'Redis' if os.environ.get('REDIS_URL') else 'filesystem'}")
         bench.baselines()
         # every run starts with the worker idle: deliveries left from a send run would slow the baseline after it
-        bench.paired("POST /api/v1/otp/send", script=SEND_LUA % {"auth": auth}, settle=deliveries_drained)
+        bench.paired("POST /api/v1/otp/send", script=SEND_LUA % {"auth": send_key, "recipient": recipient},
+                     settle=deliveries_drained)
         print(deliveries_drained(), flush=True)
         verify = VERIFY_LUA % {"auth": auth, "path": lua_string(str(codes)), "t0": int(time.time()),
                                "rate": args.verify_rate}
