@@ -11,7 +11,8 @@ from django.db.models import Count, PositiveBigIntegerField, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from config.errors import NotFound, Unauthenticated
+from config.errors import NotFound, Unauthenticated, ValidationFailed
+from config.outbound import OutboundRefused, outbound_host_check
 from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
 from platform_app.services.billing.caps import usage_cap_enforce
 from platform_app.services.deployments.deployment_log import event_record
@@ -50,13 +51,25 @@ def agent_join(*, token: str, name: str, runtimes: list[str], capacity: int, hos
     invite = AgentInvite.objects.select_for_update().filter(token_hash=sha256_hex(token or "")).first()
     if invite is None or invite.used_at is not None or invite.expires_at <= timezone.now():
         raise Unauthenticated("The join token is unknown, used or expired.", code="invalid_join_token")
+    host = host or "127.0.0.1"
+    if invite.workspace_id is not None:
+        node_host_check(host)
     invite.used_at = timezone.now()
     invite.save(update_fields=["used_at"])
     node_token = "agn_" + secrets.token_urlsafe(32)
     node = AgentNode.objects.create(workspace=invite.workspace, name=name, token_hash=sha256_hex(node_token),
-                                    runtimes=runtimes, capacity=capacity, host=host or "127.0.0.1",
+                                    runtimes=runtimes, capacity=capacity, host=host,
                                     sandbox=sandbox or {})
     return node, node_token
+
+
+def node_host_check(host: str) -> None:
+    """A workspace node's address is where the edge will send visitors' requests: the outbound guard must allow
+    it (400 naming `host` otherwise), as it allows it again at every request (platform_app/edge.py)."""
+    try:
+        outbound_host_check(host, purpose="node host")
+    except OutboundRefused as exc:
+        raise ValidationFailed(exc.message, code=exc.code, details={"host": [exc.message]})
 
 
 def agent_authenticate(*, node_id: str, token: str) -> AgentNode:
