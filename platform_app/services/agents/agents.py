@@ -20,7 +20,8 @@ from platform_app.services.identity.keys import sha256_hex
 
 LIVE = ("assigned", "starting", "running")
 REPORTED = ("starting", "running", "crashed")  # what a node may say of an instance
-MAX_LOG_LINES = 500
+MAX_LOG_LINES = 500  # kept of one heartbeat
+MAX_LOG_LINE_CHARS = 5000  # the agent cuts longer lines (platform_app/nodes/agent.py)
 
 
 def is_runtime(deployment) -> bool:
@@ -208,8 +209,8 @@ def agent_artifact(*, node: AgentNode, deployment_id: str):
 @transaction.atomic
 def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[dict], logs: list[dict],
                     sandbox: dict | None = None, volumes: list[dict] | None = None) -> dict:
-    """Apply the node's reports, then answer what it should run (and stop). An instance told to stop is
-    `stopped` once the node no longer reports it."""
+    """Apply the node's reports (checked by the API's HeartbeatInput: typed and bounded), then answer what it
+    should run (and stop). An instance told to stop is `stopped` once the node no longer reports it."""
     node = AgentNode.objects.select_for_update().get(pk=node.pk)
     node.last_heartbeat_at = timezone.now()
     if node.status == AgentNode.Status.OFFLINE:
@@ -220,30 +221,25 @@ def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[di
         node.sandbox = sandbox
     node.save()
     for report in instances:
-        status = report.get("status") if report.get("status") in REPORTED else "running"
-        peak = report.get("memory_peak_bytes")
-        if isinstance(peak, int) and not isinstance(peak, bool) and 0 < peak < 2 ** 62:  # the highest reported
+        peak = report["memory_peak_bytes"]
+        if peak:  # the highest reported
             big = PositiveBigIntegerField()
             peak = {"memory_peak_bytes": Greatest(Coalesce("memory_peak_bytes", Value(0), output_field=big),
                                                   Value(peak), output_field=big)}
-        else:
-            peak = {}
-        Instance.objects.filter(pk=report.get("instance_id"), node=node).exclude(
-            status__in=("stopped", "stopping")).update(status=status, port=report.get("port"), pid=report.get("pid"),
-                                                       restarts=max(0, int(report.get("restarts") or 0)),
-                                                       error=(report.get("error") or "")[:500],
-                                                       updated_at=timezone.now(), **peak)
+        Instance.objects.filter(pk=report["instance_id"], node=node).exclude(
+            status__in=("stopped", "stopping")).update(status=report["status"], port=report["port"], pid=report["pid"],
+                                                       restarts=report["restarts"], error=report["error"][:500],
+                                                       updated_at=timezone.now(), **(peak or {}))
     Instance.objects.filter(node=node, status="stopping").exclude(
-        pk__in=[r.get("instance_id") for r in instances]).update(status="stopped", updated_at=timezone.now())
+        pk__in=[r["instance_id"] for r in instances]).update(status="stopped", updated_at=timezone.now())
     for report in volumes or []:
-        Volume.objects.filter(pk=report.get("id"), node=node).update(used_bytes=max(0, int(report.get("used_bytes")
-                                                                                           or 0)))
+        Volume.objects.filter(pk=report["id"], node=node).update(used_bytes=report["used_bytes"])
     lines = []
     for block in logs:
-        inst = Instance.objects.filter(pk=block.get("instance_id"), node=node).first()
+        inst = Instance.objects.filter(pk=block["instance_id"], node=node).first()
         if inst is not None:
-            lines += [RuntimeLogLine(deployment_id=inst.deployment_id, instance_id=inst.pk, text=str(t)[:5000])
-                      for t in block.get("lines", [])]
+            lines += [RuntimeLogLine(deployment_id=inst.deployment_id, instance_id=inst.pk, text=text)
+                      for text in block["lines"]]
     RuntimeLogLine.objects.bulk_create(lines[:MAX_LOG_LINES])
     if node.status == AgentNode.Status.ONLINE and node.workspace_id:  # the platform's builders run no instance
         instances_place(workspace=node.workspace)
