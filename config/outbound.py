@@ -15,6 +15,7 @@ reveals what listens inside; the reason goes to the `outbound` log.
 """
 import ipaddress
 import logging
+import re
 import ssl
 import time
 from dataclasses import dataclass, field
@@ -123,8 +124,9 @@ def resolve_addresses(host: str, resolver: "dns.resolver.Resolver | None" = None
     return found
 
 
-def outbound_check(url: str, *, purpose: str = "") -> Target:
-    """Parse, resolve and check `url`; a Target to connect to, or OutboundRefused."""
+def outbound_check(url: str, *, purpose: str = "", allow_http: bool | None = None) -> Target:
+    """Parse, resolve and check `url`; a Target to connect to, or OutboundRefused. `allow_http` overrides
+    OUTBOUND_ALLOW_HTTP where the platform, not the user, chose the scheme."""
     url = (url or "").strip()
     if not url or len(url) > 2048 or any(ord(c) <= 0x20 or ord(c) == 0x7F or c == "\\" for c in url):
         _refuse(url, purpose, "malformed")
@@ -133,7 +135,8 @@ def outbound_check(url: str, *, purpose: str = "") -> Target:
         port = parts.port
     except ValueError:
         _refuse(url, purpose, "unparsable")
-    schemes = {"https"} | ({"http"} if settings.OUTBOUND_ALLOW_HTTP else set())
+    allow_http = settings.OUTBOUND_ALLOW_HTTP if allow_http is None else allow_http
+    schemes = {"https"} | ({"http"} if allow_http else set())
     if parts.scheme.lower() not in schemes:
         _refuse(url, purpose, f"scheme {parts.scheme!r}")
     if "@" in parts.netloc:
@@ -166,6 +169,24 @@ def outbound_check(url: str, *, purpose: str = "") -> Target:
                   purpose=purpose)
 
 
+HOST_CHARACTERS = re.compile(r"^[A-Za-z0-9._:-]{1,253}$")
+
+
+def host_url(host: str, port: int | None = None, path: str = "/") -> str:
+    """`http://host[:port]path` for a bare host name or IP address (IPv6 in brackets)."""
+    netloc = f"[{host}]" if ":" in host else host
+    return f"http://{netloc}{f':{port}' if port else ''}{path}"
+
+
+def outbound_host_check(host: str, *, purpose: str = "") -> Target:
+    """A bare host a user gave (a node's address: a name or an IP literal, no scheme, port or path), checked
+    as `outbound_check` checks a URL's host; OutboundRefused otherwise."""
+    host = (host or "").strip()
+    if not HOST_CHARACTERS.match(host) or (":" in host and ip_or_none(host) is None):
+        _refuse(host, purpose, "not a host name or address")
+    return outbound_check(host_url(host), purpose=purpose, allow_http=True)
+
+
 @dataclass
 class OutboundResponse:
     status_code: int
@@ -187,8 +208,10 @@ class OutboundResponse:
 
 def outbound_request(method: str, url: str, *, purpose: str = "", headers: dict | None = None,
                      content: bytes | None = None, json=None, read_body: bool = True,
-                     max_bytes: int | None = None, timeout: float | None = None) -> OutboundResponse:
-    """One request to a user-supplied URL through the guard (module docstring); OutboundRefused otherwise."""
+                     max_bytes: int | None = None, timeout: float | None = None, follow_redirects: bool = True,
+                     allow_http: bool | None = None) -> OutboundResponse:
+    """One request to a user-supplied URL through the guard (module docstring); OutboundRefused otherwise.
+    Without `follow_redirects` a redirect is the answer (a proxy passes it on)."""
     import json as jsonlib
 
     if json is not None:
@@ -197,16 +220,16 @@ def outbound_request(method: str, url: str, *, purpose: str = "", headers: dict 
     headers = {"Accept-Encoding": "identity", **(headers or {})}
     max_bytes = settings.OUTBOUND_MAX_RESPONSE_BYTES if max_bytes is None else max_bytes
     deadline = time.monotonic() + (timeout or settings.OUTBOUND_TIMEOUT_SECONDS)
-    history, target = [], outbound_check(url, purpose=purpose)  # refused before any client exists
+    history, target = [], outbound_check(url, purpose=purpose, allow_http=allow_http)  # before any client exists
     import httpx
 
     with httpx.Client(trust_env=False, follow_redirects=False, verify=_tls(settings.OUTBOUND_CA_BUNDLE)) as client:
         for hop in range(settings.OUTBOUND_MAX_REDIRECTS + 1):
-            target = target if hop == 0 else outbound_check(url, purpose=purpose)
+            target = target if hop == 0 else outbound_check(url, purpose=purpose, allow_http=allow_http)
             status, resp_headers, body = _send(client, target, method, headers, content, deadline, max_bytes,
                                                read_body)
             location = resp_headers.get("location")
-            if status not in REDIRECTS or not location:
+            if status not in REDIRECTS or not location or not follow_redirects:
                 return OutboundResponse(status, resp_headers, body, target.url, target, history)
             history.append(target.url)
             url = urljoin(target.url, location)

@@ -15,6 +15,7 @@ rollback, domains, rule changes). Pages come from the in-process copy of the ISR
 """
 import mimetypes
 import re
+import sys
 import time
 from http.cookies import CookieError
 from dataclasses import dataclass
@@ -247,20 +248,17 @@ FORWARDED_HEADERS = {"x-forwarded-host", "x-forwarded-proto", "x-forwarded-for"}
 def proxy(request, deployment, *, path: str, inject: bool = False) -> HttpResponse:
     """Forward the request to a running instance of the deployment on its node, at the normalised `path` the
     firewall saw (HTML gets the analytics script when `inject`)."""
-    import httpx
-
     from platform_app.services.agents.agents import running_instance
 
     instance = running_instance(deployment, component_id=getattr(deployment, "serving_component_id", None))
     if instance is None:
         return HttpResponse("No running instance yet; an agent is starting one.", status=503, content_type="text/plain")
     query = request.META.get("QUERY_STRING", "")
-    url = f"http://{instance.node.host}:{instance.port}{escape_uri_path(path)}{'?' + iri_to_uri(query) if query else ''}"
+    target = f"{escape_uri_path(path)}{'?' + iri_to_uri(query) if query else ''}"
     headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_HEADERS}
     headers["X-Forwarded-Host"] = request.META.get("HTTP_HOST", "")
-    try:
-        upstream = httpx.request(request.method, url, headers=headers, content=request.body, timeout=30.0)
-    except httpx.HTTPError:
+    upstream = instance_request(instance, request.method, target, headers=headers, body=request.body)
+    if upstream is None:
         return HttpResponse("The instance did not answer.", status=502, content_type="text/plain")
     body = upstream.content
     if inject and upstream.headers.get("content-type", "").startswith("text/html"):
@@ -271,6 +269,29 @@ def proxy(request, deployment, *, path: str, inject: bool = False) -> HttpRespon
             response[key] = value
     response["X-Deployment-Id"] = deployment.pk
     return response
+
+
+def instance_request(instance, method: str, target: str, *, headers: dict, body: bytes):
+    """One request to an instance on its node (`target`: path and query); its answer (status_code, headers,
+    content), or None when it did not answer. A workspace node's address is the tenant's word, so the edge
+    reaches it only through the outbound guard (checked at every request, no redirect followed); a platform
+    node's (no workspace) is the operator's, and may be loopback (docs/isolation.md)."""
+    import httpx
+
+    from config.outbound import OutboundRefused, host_url, outbound_request
+
+    url = host_url(instance.node.host, instance.port, target)
+    if instance.node.workspace_id is None:
+        try:
+            return httpx.request(method, url, headers=headers, content=body, timeout=30.0)
+        except httpx.HTTPError:
+            return None
+    try:
+        return outbound_request(method, url, purpose="edge", headers=headers, content=body, timeout=30.0,
+                                follow_redirects=False, allow_http=True,
+                                max_bytes=sys.maxsize)  # no cap of its own: the same answers as a platform node's
+    except OutboundRefused:
+        return None
 
 
 def tunnel_proxy(request, host: TunnelHost) -> HttpResponse:

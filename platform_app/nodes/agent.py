@@ -26,6 +26,7 @@ from platform_app.sandbox.base import WORKSPACE
 
 logger = logging.getLogger("platform.agent")
 ARTIFACT_MAX_BYTES, ARTIFACT_MAX_FILES = 2 * 1024 ** 3, 200_000  # the platform's own caps are lower
+MAX_LINE_CHARS = 5000  # of an instance's output line; the heartbeat refuses longer (agents.MAX_LOG_LINE_CHARS)
 
 
 def instance_env(assignment: dict) -> dict:
@@ -70,7 +71,8 @@ class Instance:
     def read(self, sandboxed):
         for raw in iter(sandboxed.stdout.readline, b""):
             # NUL cannot be stored in a text column; the platform refuses it.
-            self.lines.append(raw.decode("utf-8", errors="replace").rstrip("\n").replace("\0", "\ufffd"))
+            line = raw.decode("utf-8", errors="replace").rstrip("\n").replace("\0", "\ufffd")
+            self.lines.append(line[:MAX_LINE_CHARS])  # the platform takes no longer line
 
     def check(self) -> None:
         """Restart an instance that exited (after its backoff), or give up; ask its health check path."""

@@ -1,4 +1,6 @@
 """Node agents, instances, runtime logs and image deployments."""
+import json
+
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -36,22 +38,65 @@ class InstanceSerializer(serializers.ModelSerializer):
         fields = ("id", "node_id", "status", "port", "pid", "error", "memory_peak_bytes", "created_at", "updated_at")
 
 
+def bounded_json(max_chars: int):
+    """A validator: the value, as JSON, holds at most `max_chars` characters (a free-form report stays small)."""
+    def check(value):
+        if len(json.dumps(value)) > max_chars:
+            raise serializers.ValidationError(f"At most {max_chars} characters as JSON.")
+    return check
+
+
+def sandbox_report():
+    return serializers.DictField(required=False, default=dict, validators=[bounded_json(4096)],
+                                 help_text="what the node's sandbox enforces (at most 4096 characters as JSON)")
+
+
+INT32 = 2 ** 31 - 1  # the database's integer columns
+
+
 class JoinInput(InputSerializer):
     token = serializers.CharField(max_length=100)
     name = serializers.CharField(max_length=100)
     runtimes = serializers.ListField(child=serializers.ChoiceField(choices=["process", "container", "build"]),
-                                     default=list, help_text="capabilities: run instances, containers, builds")
+                                     default=list, max_length=3,
+                                     help_text="capabilities: run instances, containers, builds")
     capacity = serializers.IntegerField(min_value=0, max_value=1000, default=4)
-    host = serializers.CharField(max_length=200, required=False, default="127.0.0.1")
-    sandbox = serializers.DictField(required=False, default=dict, help_text="what the node's sandbox enforces")
+    host = serializers.CharField(max_length=200, required=False, default="127.0.0.1",
+                                 help_text="where the edge reaches the node's instances: a workspace node's must be "
+                                           "an address the outbound guard allows (docs/outbound.md)")
+    sandbox = sandbox_report()
+
+
+# A node's reports come from a machine its workspace controls: every field is typed and bounded.
+class InstanceReport(InputSerializer):
+    instance_id = serializers.CharField(max_length=40)
+    status = serializers.ChoiceField(choices=agents.REPORTED)
+    port = serializers.IntegerField(min_value=1, max_value=65535, required=False, allow_null=True, default=None)
+    pid = serializers.IntegerField(min_value=1, max_value=INT32, required=False, allow_null=True, default=None)
+    error = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+    restarts = serializers.IntegerField(min_value=0, max_value=INT32, required=False, default=0)
+    memory_peak_bytes = serializers.IntegerField(min_value=0, max_value=2 ** 62, required=False, allow_null=True,
+                                                 default=None)
+
+
+class LogReport(InputSerializer):
+    instance_id = serializers.CharField(max_length=40)
+    lines = serializers.ListField(child=serializers.CharField(max_length=agents.MAX_LOG_LINE_CHARS, allow_blank=True,
+                                                              trim_whitespace=False),
+                                  max_length=agents.MAX_LOG_LINES)
+
+
+class VolumeReport(InputSerializer):
+    id = serializers.CharField(max_length=40)
+    used_bytes = serializers.IntegerField(min_value=0, max_value=2 ** 62)
 
 
 class HeartbeatInput(InputSerializer):
     capacity = serializers.IntegerField(min_value=0, max_value=1000, required=False, allow_null=True, default=None)
-    instances = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000)
-    logs = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000)
-    sandbox = serializers.DictField(required=False, default=dict)
-    volumes = serializers.ListField(child=serializers.DictField(), default=list, max_length=1000,
+    instances = serializers.ListField(child=InstanceReport(), default=list, max_length=1000)
+    logs = serializers.ListField(child=LogReport(), default=list, max_length=1000)
+    sandbox = sandbox_report()
+    volumes = serializers.ListField(child=VolumeReport(), default=list, max_length=1000,
                                     help_text="what each volume folder holds: {id, usedBytes}")
 
 

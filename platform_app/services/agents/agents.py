@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from config.errors import NotFound, Unauthenticated, ValidationFailed
+from config.outbound import OutboundRefused, outbound_host_check
 from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
 from platform_app.services.billing.caps import usage_cap_enforce
 from platform_app.services.deployments.deployment_log import event_record
@@ -24,7 +25,8 @@ logger = logging.getLogger(__name__)
 
 LIVE = ("assigned", "starting", "running")
 REPORTED = ("starting", "running", "crashed")  # what a node may say of an instance
-MAX_LOG_LINES = 500
+MAX_LOG_LINES = 500  # kept of one heartbeat
+MAX_LOG_LINE_CHARS = 5000  # the agent cuts longer lines (platform_app/nodes/agent.py)
 
 
 def is_runtime(deployment) -> bool:
@@ -55,13 +57,25 @@ def agent_join(*, token: str, name: str, runtimes: list[str], capacity: int, hos
     invite = AgentInvite.objects.select_for_update().filter(token_hash=sha256_hex(token or "")).first()
     if invite is None or invite.used_at is not None or invite.expires_at <= timezone.now():
         raise Unauthenticated("The join token is unknown, used or expired.", code="invalid_join_token")
+    host = host or "127.0.0.1"
+    if invite.workspace_id is not None:
+        node_host_check(host)
     invite.used_at = timezone.now()
     invite.save(update_fields=["used_at"])
     node_token = "agn_" + secrets.token_urlsafe(32)
     node = AgentNode.objects.create(workspace=invite.workspace, name=name, token_hash=sha256_hex(node_token),
-                                    runtimes=runtimes, capacity=capacity, host=host or "127.0.0.1",
+                                    runtimes=runtimes, capacity=capacity, host=host,
                                     sandbox=sandbox or {})
     return node, node_token
+
+
+def node_host_check(host: str) -> None:
+    """A workspace node's address is where the edge will send visitors' requests: the outbound guard must allow
+    it (400 naming `host` otherwise), as it allows it again at every request (platform_app/edge.py)."""
+    try:
+        outbound_host_check(host, purpose="node host")
+    except OutboundRefused as exc:
+        raise ValidationFailed(exc.message, code=exc.code, details={"host": [exc.message]})
 
 
 def agent_authenticate(*, node_id: str, token: str) -> AgentNode:
@@ -220,8 +234,8 @@ def agent_artifact(*, node: AgentNode, deployment_id: str):
 @transaction.atomic
 def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[dict], logs: list[dict],
                     sandbox: dict | None = None, volumes: list[dict] | None = None) -> dict:
-    """Apply the node's reports, then answer what it should run (and stop). An instance told to stop is
-    `stopped` once the node no longer reports it."""
+    """Apply the node's reports (checked by the API's HeartbeatInput: typed and bounded), then answer what it
+    should run (and stop). An instance told to stop is `stopped` once the node no longer reports it."""
     node = AgentNode.objects.select_for_update().get(pk=node.pk)
     node.last_heartbeat_at = timezone.now()
     if node.status == AgentNode.Status.OFFLINE:
@@ -232,30 +246,25 @@ def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[di
         node.sandbox = sandbox
     node.save()
     for report in instances:
-        status = report.get("status") if report.get("status") in REPORTED else "running"
-        peak = report.get("memory_peak_bytes")
-        if isinstance(peak, int) and not isinstance(peak, bool) and 0 < peak < 2 ** 62:  # the highest reported
+        peak = report["memory_peak_bytes"]
+        if peak:  # the highest reported
             big = PositiveBigIntegerField()
             peak = {"memory_peak_bytes": Greatest(Coalesce("memory_peak_bytes", Value(0), output_field=big),
                                                   Value(peak), output_field=big)}
-        else:
-            peak = {}
-        Instance.objects.filter(pk=report.get("instance_id"), node=node).exclude(
-            status__in=("stopped", "stopping")).update(status=status, port=report.get("port"), pid=report.get("pid"),
-                                                       restarts=max(0, int(report.get("restarts") or 0)),
-                                                       error=(report.get("error") or "")[:500],
-                                                       updated_at=timezone.now(), **peak)
+        Instance.objects.filter(pk=report["instance_id"], node=node).exclude(
+            status__in=("stopped", "stopping")).update(status=report["status"], port=report["port"], pid=report["pid"],
+                                                       restarts=report["restarts"], error=report["error"][:500],
+                                                       updated_at=timezone.now(), **(peak or {}))
     Instance.objects.filter(node=node, status="stopping").exclude(
-        pk__in=[r.get("instance_id") for r in instances]).update(status="stopped", updated_at=timezone.now())
+        pk__in=[r["instance_id"] for r in instances]).update(status="stopped", updated_at=timezone.now())
     for report in volumes or []:
-        Volume.objects.filter(pk=report.get("id"), node=node).update(used_bytes=max(0, int(report.get("used_bytes")
-                                                                                           or 0)))
+        Volume.objects.filter(pk=report["id"], node=node).update(used_bytes=report["used_bytes"])
     lines = []
     for block in logs:
-        inst = Instance.objects.filter(pk=block.get("instance_id"), node=node).first()
+        inst = Instance.objects.filter(pk=block["instance_id"], node=node).first()
         if inst is not None:
-            lines += [RuntimeLogLine(deployment_id=inst.deployment_id, instance_id=inst.pk, text=str(t)[:5000])
-                      for t in block.get("lines", [])]
+            lines += [RuntimeLogLine(deployment_id=inst.deployment_id, instance_id=inst.pk, text=text)
+                      for text in block["lines"]]
     RuntimeLogLine.objects.bulk_create(lines[:MAX_LOG_LINES])
     if node.status == AgentNode.Status.ONLINE and node.workspace_id:  # the platform's builders run no instance
         instances_place(workspace=node.workspace)

@@ -150,18 +150,18 @@ def test_heartbeats_store_the_highest_memory_peak(api, workspace, project):
     project.save(update_fields=["production_deployment"])
     instance = InstanceFactory(deployment=deployment, node=node, status="starting")
 
-    def beat(**report):
+    def beat(status=200, **report):
         resp = api.post(f"/v1/agents/{node.pk}/heartbeat",
                         {"instances": [{"instanceId": instance.pk, "status": "running", **report}]}, format="json",
                         HTTP_AUTHORIZATION="Bearer agn_memory_node")
-        assert resp.status_code == 200, resp.content
+        assert resp.status_code == status, resp.content
         return Instance.objects.get(pk=instance.pk).memory_peak_bytes
 
     assert beat() is None
     assert beat(memoryPeakBytes=50_000_000) == 50_000_000
     assert beat(memoryPeakBytes=20_000_000) == 50_000_000  # a restarted sandbox reports less: the peak stays
     assert beat(memoryPeakBytes=80_000_000) == 80_000_000
-    assert beat(memoryPeakBytes="lots") == 80_000_000 and beat(memoryPeakBytes=-1) == 80_000_000
+    assert beat(400, memoryPeakBytes="lots") == 80_000_000 and beat(400, memoryPeakBytes=-1) == 80_000_000
 
 
 def test_the_agent_reports_its_sandboxes_memory_peak():
