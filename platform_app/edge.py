@@ -274,14 +274,15 @@ def proxy(request, deployment, *, path: str, inject: bool = False) -> HttpRespon
 def instance_request(instance, method: str, target: str, *, headers: dict, body: bytes):
     """One request to an instance on its node (`target`: path and query); its answer (status_code, headers,
     content), or None when it did not answer. A workspace node's address is the tenant's word, so the edge
-    reaches it only through the outbound guard (checked at every request, no redirect followed); a platform
-    node's (no workspace) is the operator's, and may be loopback (docs/isolation.md)."""
+    reaches it only through the outbound guard (checked at every request, no redirect followed); a node joined
+    with an operator's invite (every platform node, `manage.py agent --local`) is the operator's, and may be
+    loopback (docs/isolation.md)."""
     import httpx
 
     from config.outbound import OutboundRefused, host_url, outbound_request
 
     url = host_url(instance.node.host, instance.port, target)
-    if instance.node.workspace_id is None:
+    if instance.node.by_operator:
         try:
             return httpx.request(method, url, headers=headers, content=body, timeout=30.0)
         except httpx.HTTPError:

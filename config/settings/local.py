@@ -5,9 +5,6 @@ from .base import env
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 # Plain-http Git servers are common in development; production refuses them.
 OUTBOUND_ALLOW_HTTP = env.bool("OUTBOUND_ALLOW_HTTP", default=True)
-# `make run`'s agent (`manage.py agent --local demo`) is a workspace node on this machine: the edge reaches a
-# workspace node only at addresses the outbound guard allows (docs/isolation.md). Production opens none.
-OUTBOUND_ALLOWED_NETWORKS = env.list("OUTBOUND_ALLOWED_NETWORKS", default=["127.0.0.0/8"])
 
 # WhiteNoise serves static files straight from the apps' folders, re-scanned per request: no collectstatic.
 WHITENOISE_USE_FINDERS = True

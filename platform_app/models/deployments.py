@@ -143,6 +143,9 @@ class AgentInvite(models.Model):
                                   null=True, blank=True)
     token_hash = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey("platform_app.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    by_operator = models.BooleanField(default=False, help_text="made on the server by its operator (manage.py "
+                                                               "agent --local, node_invite): the node's address is "
+                                                               "the operator's choice, not a tenant's")
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
@@ -165,6 +168,9 @@ class AgentNode(models.Model):
     name = models.CharField(max_length=100)
     token_hash = models.CharField(max_length=64, unique=True)
     host = models.CharField(max_length=200, default="127.0.0.1", help_text="address the edge reaches instances at")
+    by_operator = models.BooleanField(default=False, help_text="joined with an operator's invite (a platform node's "
+                                                               "always is): reached directly, loopback included; "
+                                                               "any other node only through the outbound guard")
     runtimes = models.JSONField(default=list, help_text="capabilities: process, container, build")
     capacity = models.PositiveIntegerField(default=4, help_text="instances it accepts")
     sandbox = models.JSONField(default=dict, blank=True, help_text="what its sandbox enforces, as it reported")

@@ -57,7 +57,7 @@ class Command(BaseCommand):
             workspace = Workspace.objects.filter(Q(pk=local) | Q(slug=local)).first()
             if workspace is None:
                 raise CommandError(f"No workspace {local!r}.")
-            _, join = agent_invite_create(workspace=workspace)
+            _, join = agent_invite_create(workspace=workspace, by_operator=True)
         if not join:
             raise CommandError("Give --join <token> (or --local <org>).")
         run_node(self, runner=runner, join=join, server=server, name=name, capacity=capacity, run=True, build_slots=0,

@@ -19,6 +19,6 @@ class Command(BaseCommand):
             workspace = Workspace.objects.filter(Q(pk=org) | Q(slug=org)).first()
             if workspace is None:
                 raise CommandError(f"No workspace {org!r}.")
-        invite, token = agent_invite_create(workspace=workspace)
+        invite, token = agent_invite_create(workspace=workspace, by_operator=True)
         self.stdout.write(token)
         self.stderr.write(f"Single use, until {invite.expires_at:%Y-%m-%d %H:%M} UTC.")

@@ -34,12 +34,14 @@ def is_runtime(deployment) -> bool:
 
 
 @transaction.atomic
-def agent_invite_create(*, workspace, actor=None) -> tuple[AgentInvite, str]:
+def agent_invite_create(*, workspace, actor=None, by_operator: bool = False) -> tuple[AgentInvite, str]:
     """A single-use join token for a node of `workspace`, or of the platform (a builder for every workspace)
-    when `workspace` is None (staff only: `manage.py node_invite`)."""
+    when `workspace` is None (staff only: `manage.py node_invite`). `by_operator`: made on the server by its
+    operator (management commands), whose node may sit on an internal address; a platform invite always is."""
     token = "agj_" + secrets.token_urlsafe(32)
     invite = AgentInvite.objects.create(workspace=workspace, token_hash=sha256_hex(token),
                                         created_by=actor if getattr(actor, "pk", None) else None,
+                                        by_operator=by_operator or workspace is None,
                                         expires_at=timezone.now() + timedelta(seconds=settings.AGENT_INVITE_TTL_SECONDS))
     return invite, token
 
@@ -58,14 +60,14 @@ def agent_join(*, token: str, name: str, runtimes: list[str], capacity: int, hos
     if invite is None or invite.used_at is not None or invite.expires_at <= timezone.now():
         raise Unauthenticated("The join token is unknown, used or expired.", code="invalid_join_token")
     host = host or "127.0.0.1"
-    if invite.workspace_id is not None:
+    if not invite.by_operator:
         node_host_check(host)
     invite.used_at = timezone.now()
     invite.save(update_fields=["used_at"])
     node_token = "agn_" + secrets.token_urlsafe(32)
     node = AgentNode.objects.create(workspace=invite.workspace, name=name, token_hash=sha256_hex(node_token),
                                     runtimes=runtimes, capacity=capacity, host=host,
-                                    sandbox=sandbox or {})
+                                    by_operator=invite.by_operator, sandbox=sandbox or {})
     return node, node_token
 
 

@@ -67,9 +67,13 @@ def test_a_workspace_node_cannot_join_on_an_internal_address(api, settings, work
     assert not AgentNode.objects.exclude(host="8.8.8.8").exists()
 
 
-def test_a_platform_node_on_loopback_still_serves(api, client, settings, runtime_deployment, internal_service):
+@pytest.mark.parametrize("workspace_node", [False, True], ids=["platform-node", "operators-workspace-node"])
+def test_an_operators_node_on_loopback_still_serves(api, client, settings, runtime_deployment, internal_service,
+                                                    workspace, workspace_node):
+    """`manage.py node_invite` and `manage.py agent --local <org>` (what `make run` starts): the operator chose the
+    address on the server itself."""
     settings.OUTBOUND_ALLOWED_NETWORKS = []
-    _, token = agent_invite_create(workspace=None)  # manage.py node_invite: the operator chose the address
+    _, token = agent_invite_create(workspace=workspace if workspace_node else None, by_operator=True)
     node = join(api, token).json()
     assert AgentNode.objects.get(pk=node["nodeId"]).host == "127.0.0.1"
     instance = InstanceFactory(deployment=runtime_deployment, node_id=node["nodeId"], status="starting")
