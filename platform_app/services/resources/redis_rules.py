@@ -32,8 +32,8 @@ KEY_COMMANDS = """
 """.split()
 # Scripts may be cached (EVALSHA's fallback loads them), not flushed or killed for everyone; a connection may
 # name itself. An older server lacks some: each is added on its own, and one it does not know is skipped.
-SUBCOMMANDS = ["acl|whoami", "script|load", "script|exists", "client|setname", "client|getname", "client|setinfo", "client|id",
-               "memory|usage"]
+SUBCOMMANDS = ["acl|whoami", "script|load", "script|exists", "client|setname", "client|getname", "client|setinfo",
+               "client|id", "memory|usage"]
 
 
 def redis_acl_rules(*, password: str, prefix: str, known: set[str]) -> list[str]:
