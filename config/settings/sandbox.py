@@ -15,6 +15,9 @@ SANDBOX_CGROUP_PARENT = env("SANDBOX_CGROUP_PARENT", default="platform-sandbox")
 # Private networks a sandbox's egress may reach (an internal package mirror); everything else private,
 # loopback, link-local or metadata is refused, whatever OUTBOUND_ALLOWED_NETWORKS opens for the platform itself.
 SANDBOX_EGRESS_ALLOWED_NETWORKS = env.list("SANDBOX_EGRESS_ALLOWED_NETWORKS", default=[])
+# The largest command a Redis add-on's guard reads before relaying it; past it the connection closes. The node
+# holds each command whole, so this is per connection and small (Redis's own limit is 512 MB).
+SANDBOX_GUARD_MAX_COMMAND_BYTES = env.int("SANDBOX_GUARD_MAX_COMMAND_BYTES", default=4 * 1024 * 1024)
 
 # Builds run on builders (platform_app/nodes), which claim them over the API. BUILD_INLINE runs them in the
 # process of the build task instead (the test suite; production refuses it).

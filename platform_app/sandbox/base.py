@@ -48,7 +48,7 @@ class Endpoint:
     """An internal service opened to one sandbox (a project's own database): reached inside at
     127.0.0.1:`local_port`, relayed to `host`:`port` by the node, through the protocol guard `guard` names
     (platform_app/sandbox/guards.py: `{"kind": "postgres", "user", "database"}`, `{"kind": "redis", "user",
-    "password"}`), or as plain bytes without one."""
+    "password", "maxCommandBytes"?}`), or as plain bytes without one."""
 
     host: str
     port: int

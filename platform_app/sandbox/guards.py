@@ -6,8 +6,13 @@ project reach its own database or key space and nothing else on the same server.
   gets PostgreSQL's own `28000` error and the connection is closed before the server sees a byte. A server
   that trusts local logins cannot be asked for another role through it.
 - `redis`: the node logs in upstream as the endpoint's ACL user before relaying; a client `AUTH` with that user
-  and password is passed on (and answered `+OK` in order), any other `AUTH` is rewritten to fail, `HELLO` (which
-  can log in too) closes the connection. The user's ACL keeps it to its keys; this keeps it that user.
+  and password is passed on (and answered `+OK` in order), any other `AUTH` is rewritten to fail as that user;
+  `HELLO` is relayed only without credentials or with the add-on's own; `RESET` (which makes the connection the
+  server's `default` user and which no ACL can refuse), `SELECT`, `MOVE`, `MIGRATE`, `SWAPDB`, `ACL` but `ACL
+  WHOAMI`, and `CLIENT` but its SETNAME/GETNAME/SETINFO/ID are replaced by a command the server answers with an
+  error, in order. The user's ACL keeps it to its keys; this keeps it that user on database 0. A command is read
+  whole before it is relayed, so one longer than `max_command_bytes` closes the connection when its sizes say
+  so, before its bytes are read.
 
 A guard answers the upstream (reader, writer) to bridge, or None when it refused (and closed the client).
 """
@@ -16,6 +21,7 @@ import struct
 
 SSL_REQUEST, GSSENC_REQUEST, CANCEL_REQUEST, PROTOCOL_3 = 80877103, 80877104, 80877102, 196608
 MAX_STARTUP = 10_000
+MAX_COMMAND = 4 * 1024 * 1024  # SANDBOX_GUARD_MAX_COMMAND_BYTES's default
 
 
 def _pg_error(message: str) -> bytes:
@@ -62,30 +68,66 @@ def _resp(*words: bytes) -> bytes:
     return b"*%d\r\n" % len(words) + b"".join(b"$%d\r\n%s\r\n" % (len(w), w) for w in words)
 
 
-async def _command(reader) -> tuple[bytes, list[bytes]] | None:
-    """One RESP command (an array of bulk strings): its raw bytes and its words; None at the end."""
+class CommandTooLarge(ValueError):
+    pass
+
+
+async def _command(reader, max_bytes: int) -> tuple[bytes, list[bytes]] | None:
+    """One RESP command (an array of bulk strings): its raw bytes and its words; None at the end. A command of
+    more than `max_bytes` raises CommandTooLarge as soon as its declared sizes say so, before its bytes are read."""
     line = await reader.readline()
     if not line:
         return None
     if not line.startswith(b"*"):
         raise ValueError("inline commands are not relayed")
-    count, raw, words = int(line[1:].strip()), line, []
-    if not 0 < count <= 1_000_000:
-        raise ValueError("bad array")
+    count, raw, words = int(line[1:].strip()), bytearray(line), []
+    if not 0 < count <= max_bytes // 6:  # the smallest bulk string, `$0\r\n\r\n`, is 6 bytes
+        raise CommandTooLarge("bad array")
     for _ in range(count):
         size_line = await reader.readline()
         if not size_line.startswith(b"$"):
             raise ValueError("bad bulk string")
         size = int(size_line[1:].strip())
-        if not 0 <= size <= 512 * 1024 * 1024:
+        if size < 0:
             raise ValueError("bad size")
+        if len(raw) + len(size_line) + size + 2 > max_bytes:
+            raise CommandTooLarge(f"command over {max_bytes} bytes")
         data = await reader.readexactly(size + 2)
+        if not data.endswith(b"\r\n"):
+            raise ValueError("bad bulk string")
         raw += size_line + data
         words.append(data[:-2])
-    return raw, words
+    return bytes(raw), words
 
 
-async def redis(reader, writer, open_upstream, *, user: str, password: str):
+# What would make the connection someone else, or show it another database or the server's users and clients.
+REFUSED = {b"RESET", b"SELECT", b"MOVE", b"MIGRATE", b"SWAPDB", b"ACL", b"CLIENT"}
+# Harmless subcommands of those (client libraries send CLIENT SETINFO / SETNAME on connect).
+ALLOWED_SUBCOMMANDS = {(b"ACL", b"WHOAMI"), (b"CLIENT", b"SETNAME"), (b"CLIENT", b"GETNAME"),
+                       (b"CLIENT", b"SETINFO"), (b"CLIENT", b"ID")}
+
+
+def _refusal(name: bytes) -> bytes:
+    """A command the server answers with an error in its turn (no command has a space in its name), so the
+    replies of a pipelined client stay in order."""
+    return _resp(b"%s (refused on this connection)" % name[:64])
+
+
+def redis_guarded(words: list[bytes], raw: bytes, *, user: bytes, password: bytes) -> bytes:
+    """What to send upstream for the client's command `words` (`raw`): itself, or a command that fails."""
+    name = words[0].upper()
+    if name == b"AUTH":  # as the add-on's user (passed on), or made to fail as that user
+        ok = words[1:] in ([password], [user, password])
+        return _resp(b"AUTH", user, password if ok else b"\0refused")
+    if name == b"HELLO":  # the protocol switch is relayed; credentials only when they are the add-on's own
+        logins = [words[i + 1:i + 3] for i, word in enumerate(words) if i >= 2 and word.upper() == b"AUTH"]
+        return raw if all(login == [user, password] for login in logins) else _refusal(name)
+    if name in REFUSED and (name, words[1].upper() if len(words) > 1 else b"") not in ALLOWED_SUBCOMMANDS:
+        return _refusal(name)
+    return raw
+
+
+async def redis(reader, writer, open_upstream, *, user: str, password: str, max_command_bytes: int = MAX_COMMAND):
     upstream = await open_upstream()
     upstream[1].write(_resp(b"AUTH", user.encode(), password.encode()))
     await upstream[1].drain()
@@ -98,16 +140,9 @@ async def redis(reader, writer, open_upstream, *, user: str, password: str):
 
     async def client_to_upstream():
         try:
-            while (command := await _command(reader)) is not None:
+            while (command := await _command(reader, max_command_bytes)) is not None:
                 raw, words = command
-                name = words[0].upper()
-                if name == b"AUTH":
-                    given = words[1:]
-                    ok = given in ([password.encode()], [user.encode(), password.encode()])
-                    raw = _resp(b"AUTH", user.encode(), password.encode() if ok else b"\0refused")
-                elif name == b"HELLO":
-                    break
-                upstream[1].write(raw)
+                upstream[1].write(redis_guarded(words, raw, user=user.encode(), password=password.encode()))
                 await upstream[1].drain()
         except (ValueError, asyncio.IncompleteReadError, ConnectionError):
             pass

@@ -168,7 +168,8 @@ async def _endpoint_client(reader, writer, endpoint) -> None:
             if upstream is not None:
                 await _bridge((reader, writer), upstream)
         elif guard.get("kind") == "redis":
-            guarded = await guards.redis(reader, writer, open_upstream, user=guard["user"], password=guard["password"])
+            guarded = await guards.redis(reader, writer, open_upstream, user=guard["user"], password=guard["password"],
+                                         max_command_bytes=guard.get("maxCommandBytes", guards.MAX_COMMAND))
             if guarded is not None:
                 upstream, pump = guarded
                 await asyncio.gather(pump(), _pipe(upstream[0], writer))

@@ -3,8 +3,8 @@
 
 - `postgres`: a login role and a database it owns on the cluster of ADDONS_POSTGRES_URL, with a random password,
   a connection limit, no other right, and CONNECT revoked from everyone else.
-- `redis`: an ACL user on the server of ADDONS_REDIS_URL, allowed only the keys and channels under its own prefix,
-  without the dangerous and admin commands.
+- `redis`: an ACL user on the server of ADDONS_REDIS_URL, allowed only the keys and channels under its own prefix
+  and an explicit list of commands on them (redis_rules.py).
 
 Provisioning runs in a task (`provisioning` → `ready`, or `error` with the reason, having dropped what it made).
 The credentials are stored encrypted and reach builds and instances only as managed variables pointing at the
@@ -28,6 +28,7 @@ from config.jobs import enqueue
 from platform_app.models import Addon
 from platform_app.sandbox import Endpoint
 from platform_app.services.env.crypto import decrypt, encrypt
+from platform_app.services.resources.redis_rules import SUBCOMMANDS, redis_acl_rules, redis_known_commands
 from platform_app.services.resources.variables import Managed, local_port
 from platform_app.services.teams.audit import audit_record
 
@@ -149,12 +150,32 @@ def _redis_admin():
 
 def _redis_make(addon) -> dict:
     names, password = _names(addon), secrets.token_urlsafe(24)
-    prefix = names["prefix"]
-    _redis_admin().execute_command("ACL", "SETUSER", names["role"], "reset", "on", f">{password}",
-                                   f"~{prefix}:*", f"&{prefix}:*", "+@all", "-@dangerous", "-@admin")
+    _redis_rules_apply(_redis_admin(), names, password)
     server = urlsplit(settings.ADDONS_REDIS_URL)
     return {"host": server.hostname or "127.0.0.1", "port": server.port or 6379, "user": names["role"],
-            "password": password, "prefix": f"{prefix}:"}
+            "password": password, "prefix": f"{names['prefix']}:"}
+
+
+def _redis_rules_apply(client, names: dict, password: str) -> None:
+    import redis
+
+    client.execute_command("ACL", "SETUSER", names["role"], *redis_acl_rules(
+        password=password, prefix=names["prefix"], known=redis_known_commands(client)))
+    for subcommand in SUBCOMMANDS:
+        try:
+            client.execute_command("ACL", "SETUSER", names["role"], f"+{subcommand}")
+        except redis.ResponseError:  # a subcommand this server does not have
+            pass
+
+
+def addons_redis_rules_apply() -> int:
+    """Give every ready Redis add-on's user today's ACL (`manage.py addons_redis_rules`); how many."""
+    applied, client = 0, None
+    for addon in Addon.objects.filter(kind=Addon.Kind.REDIS, status=Addon.Status.READY, deleted_at__isnull=True):
+        client = client or _redis_admin()
+        _redis_rules_apply(client, _names(addon), json.loads(decrypt(addon.credentials_encrypted))["password"])
+        applied += 1
+    return applied
 
 
 def _redis_drop(addon, names: dict) -> None:
@@ -213,7 +234,8 @@ def addon_managed(*, project) -> list[Managed]:
                                  source, prefix, endpoint))
         else:
             endpoint = Endpoint(c["host"], c["port"], port,
-                                {"kind": "redis", "user": c["user"], "password": c["password"]})
+                                {"kind": "redis", "user": c["user"], "password": c["password"],
+                                 "maxCommandBytes": settings.SANDBOX_GUARD_MAX_COMMAND_BYTES})
             items.append(Managed("REDIS_URL", f"redis://{user}:{password}@127.0.0.1:{port}/0", source, prefix,
                                  endpoint))
             items.append(Managed("REDIS_KEY_PREFIX", c["prefix"], source, prefix))

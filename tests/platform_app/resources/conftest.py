@@ -54,3 +54,38 @@ def redis_server(settings):
     for user in set(client.acl_users()) - before:
         client.acl_deluser(user)
     client.flushdb()
+
+
+@pytest.fixture
+def open_redis_server(settings, tmp_path):
+    """The add-on server: a redis-server of this test whose `default` user has no password (Redis's own
+    default), on a free port, keeping nothing on disk; stopped afterwards."""
+    import shutil
+    import subprocess
+    import time
+
+    import redis
+
+    from tests.platform_app.sandbox.conftest import free_port
+
+    binary = shutil.which("redis-server") or "/usr/bin/redis-server"
+    if not os.path.exists(binary):
+        _missing("redis-server", FileNotFoundError(binary))
+    port = free_port()
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                "--appendonly", "no", "--dir", str(tmp_path)], stdout=subprocess.DEVNULL)
+    client = redis.Redis(port=port)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                pytest.fail(f"redis-server on port {port} did not start")
+            time.sleep(0.05)
+    settings.ADDONS_REDIS_URL = f"redis://127.0.0.1:{port}/0"
+    yield client
+    process.terminate()
+    process.wait(10)
