@@ -17,7 +17,7 @@ import logging
 import re
 import secrets
 from datetime import timedelta
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -143,9 +143,12 @@ def _postgres_drop(addon, names: dict) -> None:
 
 # -- Redis ------------------------------------------------------------------------------------------------------
 def _redis_admin():
+    """The server's admin connection, on database 0 whatever ADDONS_REDIS_URL names: every add-on works there (its
+    REDIS_URL says /0 and the guard refuses SELECT), so that is where its keys are purged."""
     import redis
 
-    return redis.Redis.from_url(settings.ADDONS_REDIS_URL, socket_timeout=5, socket_connect_timeout=5)
+    url = urlsplit(settings.ADDONS_REDIS_URL)._replace(path="/0")
+    return redis.Redis.from_url(urlunsplit(url), socket_timeout=5, socket_connect_timeout=5)
 
 
 def _redis_make(addon) -> dict:

@@ -40,7 +40,8 @@ def pg_server(settings):
 
 @pytest.fixture
 def redis_server(settings):
-    """The add-on server: the local Redis (database 13); the add-on users and keys made meanwhile go afterwards."""
+    """The add-on server: the local Redis (the platform's connection on database 13, the add-ons' keys in 0); the
+    add-on users and keys made meanwhile go afterwards."""
     import redis
 
     client = redis.Redis.from_url(REDIS_ADMIN)
@@ -54,6 +55,9 @@ def redis_server(settings):
     for user in set(client.acl_users()) - before:
         client.acl_deluser(user)
     client.flushdb()
+    zero = redis.Redis(host="127.0.0.1", port=6379, db=0)  # where the add-ons' own keys are
+    for key in zero.scan_iter(match="addon_*", count=1000):
+        zero.delete(key)
 
 
 @pytest.fixture

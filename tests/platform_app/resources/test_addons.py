@@ -128,6 +128,32 @@ def test_a_deleted_addon_loses_its_variables_at_once_and_its_data_after_the_grac
     assert pg_server.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone() is None
 
 
+@pytest.mark.django_db
+def test_a_deleted_redis_addons_keys_and_user_are_purged_from_database_0(alice_client, make_project, redis_server,
+                                                                       travel):
+    """Every add-on works in database 0 (its REDIS_URL says /0 and the guard refuses SELECT), whatever database
+    ADDONS_REDIS_URL names for the platform's own connection (here 13)."""
+    import json
+
+    import redis
+
+    from platform_app.services.env.crypto import decrypt
+    from platform_app.tasks.resources import addons_purge
+
+    project = make_project("cache", {"index.html": "x"})
+    addon = _add(alice_client, project, "redis")
+    credentials = json.loads(decrypt(Addon.objects.get(pk=addon["id"]).credentials_encrypted))
+    own = redis.Redis(host="127.0.0.1", port=6379, db=0, username=credentials["user"],
+                      password=credentials["password"])
+    own.set(f"{credentials['prefix']}kept", "1")
+    assert alice_client.delete(f"/v1/orgs/acme/projects/{project.pk}/addons/{addon['id']}").status_code == 200
+    travel(25 * 3600)
+    assert addons_purge() == 1
+    admin = redis.Redis(host="127.0.0.1", port=6379, db=0)
+    assert admin.exists(f"{credentials['prefix']}kept") == 0
+    assert credentials["user"] not in admin.acl_users()
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_build_and_the_app_reach_their_own_database_and_nothing_else(live_server, sandbox, alice, workspace,
                                                                         as_user, make_project, pg_server,
