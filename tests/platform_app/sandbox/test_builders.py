@@ -1,6 +1,6 @@
 """What a tenant's build may not do to a shared builder: flood it with output (read in chunks, lines cut at
-LINE_BYTES, linear time), fail its log uploads with long lines (batches split to fit the body limit), or keep a
-slot after its deployment ended (the sandbox is killed within seconds)."""
+LOG_LINE_BYTES, linear time), fail its log uploads with long lines (batches split to fit the body limit), keep a
+slot after its deployment ended (the sandbox is killed within seconds), or leave anything behind."""
 import os
 import time
 from pathlib import Path
@@ -91,3 +91,24 @@ def test_long_lines_reach_the_log_in_batches_that_fit(live_server, sandbox, alic
         assert "y" * 16384 + f" …[cut: {40000 - 16384} bytes]" in lines
     finally:
         builder.stop()
+
+
+DISK = {
+    # 17 folders of 250 characters (past PATH_MAX), entered one relative `cd` at a time, 3 files of 3 MB there
+    "a path longer than PATH_MAX": "for i in $(seq 17); do mkdir $(printf 'd%.0s' $(seq 250)) && cd d*; done; "
+                                   "for f in 1 2 3; do head -c 3000000 /dev/zero > f$f; done; pwd | wc -c; sleep 8",
+    # 3 files of 3 MB written, kept open and deleted
+    "deleted files still open": "python3 -c \"import os, time\nfiles = [open(f'f{i}', 'wb') for i in range(3)]\n"
+                                "for i, f in enumerate(files):\n    f.write(bytes(3000000)); f.flush(); "
+                                "os.unlink(f'f{i}')\nprint('deleted', flush=True); time.sleep(8)\"",
+}
+
+
+@pytest.mark.parametrize("case", sorted(DISK))
+def test_disk_written_where_a_path_walk_misses_it_is_counted(case, alice_client, make_project, sandbox,
+                                                               django_capture_on_commit_callbacks):
+    sandbox.BUILD_DISK_MB = 4
+    project = make_project("hidden-disk", {"index.html": "ok"}, build_command=f"echo started; {DISK[case]}")
+    deployment = deploy(alice_client, project, django_capture_on_commit_callbacks)
+    assert deployment.status == "error", log_text(deployment)
+    assert deployment.error_message == "The build went over its disk limit of 4 MB (BUILD_DISK_MB)."
