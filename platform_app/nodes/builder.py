@@ -121,6 +121,8 @@ def build_env(job: dict) -> dict:
 def _remove(folder: Path) -> None:
     """The build's folder, whatever the build left in it (a failure is logged: the builder goes on)."""
     try:
+        # shutil.rmtree recurses: a tree deeper than Python's recursion limit stays (logged) until this calls the
+        # sandbox's descriptor-based remove_tree
         shutil.rmtree(folder)
     except FileNotFoundError:
         pass
