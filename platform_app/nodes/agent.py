@@ -8,6 +8,7 @@ node's address and relays each connection in, so the edge reaches it and nothing
 """
 import collections
 import logging
+import os
 import signal
 import socket
 import threading
@@ -23,6 +24,7 @@ from platform_app.sandbox.archive import Refused, unpack
 from platform_app.sandbox.files import remove_tree
 from platform_app.sandbox.limits import folder_bytes
 from platform_app.sandbox.base import WORKSPACE
+from platform_app.sandbox.output import CHUNK_BYTES, LineSplitter
 
 logger = logging.getLogger("platform.agent")
 ARTIFACT_MAX_BYTES, ARTIFACT_MAX_FILES = 2 * 1024 ** 3, 200_000  # the platform's own caps are lower
@@ -69,10 +71,15 @@ class Instance:
         threading.Thread(target=self.read, args=(self.sandboxed,), daemon=True).start()
 
     def read(self, sandboxed):
-        for raw in iter(sandboxed.stdout.readline, b""):
-            # NUL cannot be stored in a text column; the platform refuses it.
-            line = raw.decode("utf-8", errors="replace").rstrip("\n").replace("\0", "\ufffd")
-            self.lines.append(line[:MAX_LINE_CHARS])  # the platform takes no longer line
+        splitter, fd = LineSplitter(), sandboxed.stdout.fileno()
+        try:
+            while chunk := os.read(fd, CHUNK_BYTES):
+                self.lines.extend(line[:MAX_LINE_CHARS] for line in splitter.feed(chunk))  # the platform's bound
+        except (OSError, ValueError):  # closed by a restart
+            return
+        last = splitter.end()
+        if last is not None:
+            self.lines.append(last[:MAX_LINE_CHARS])
 
     def check(self) -> None:
         """Restart an instance that exited (after its backoff), or give up; ask its health check path."""

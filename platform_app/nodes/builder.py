@@ -16,6 +16,7 @@ from platform_app.sandbox import Limits, Network, SandboxUnavailable
 from platform_app.sandbox.archive import Refused, pack, unpack
 from platform_app.sandbox.base import WORKSPACE
 from platform_app.sandbox.files import remove_tree
+from platform_app.sandbox.output import CHUNK_BYTES, LineSplitter
 
 logger = logging.getLogger("platform.builder")
 
@@ -53,17 +54,38 @@ class BuildLink:
         raise NotImplementedError
 
 
-class LogSender:
-    """Batches a build's lines (at most every `every` seconds, or `batch` lines), and hears about a cancel in
-    the answer. Sends at least every `heartbeat` seconds, which keeps the build's lease alive."""
+BATCH_BYTES = 256 * 1024  # text of one log batch: well under the platform's body limit (1 MiB by default)
 
-    def __init__(self, link: BuildLink, job: dict, *, every: float = 0.1, batch: int = 200, heartbeat: float = 3.0):
+
+def log_batches(lines: list[tuple[str, str]], max_bytes: int = BATCH_BYTES) -> list[list[tuple[str, str]]]:
+    """`lines` in order, in batches of at most `max_bytes` of text each (a longer line travels alone)."""
+    batches, batch, size = [], [], 0
+    for stream, text in lines:
+        cost = len(text) + 32
+        if batch and size + cost > max_bytes:
+            batches.append(batch)
+            batch, size = [], 0
+        batch.append((stream, text))
+        size += cost
+    return batches + [batch] if batch or not batches else batches
+
+
+class LogSender:
+    """Batches a build's lines (at most every `every` seconds, `batch` lines or `batch_bytes` of text), and hears
+    about a cancel or an ended deployment in the answer. Sends at least every `heartbeat` seconds, which keeps
+    the build's lease alive and tells a silent build that its deployment ended."""
+
+    def __init__(self, link: BuildLink, job: dict, *, every: float = 0.1, batch: int = 200, heartbeat: float = 3.0,
+                 batch_bytes: int = BATCH_BYTES):
         self.link, self.job, self.every, self.batch, self.heartbeat = link, job, every, batch, heartbeat
+        self.batch_bytes = batch_bytes
         self.lines: list[tuple[str, str]] = []
+        self.size = 0
         self.sent_at, self.canceled = time.monotonic(), False
 
     def line(self, text: str, stream: str = "build") -> None:
         self.lines.append((stream, text.replace("\0", "\ufffd")))
+        self.size += len(text)
         self.tick()
 
     def system(self, text: str) -> None:
@@ -72,11 +94,12 @@ class LogSender:
 
     def tick(self) -> None:
         waited = time.monotonic() - self.sent_at
-        if len(self.lines) >= self.batch or (self.lines and waited >= self.every) or waited >= self.heartbeat:
+        if (len(self.lines) >= self.batch or self.size >= self.batch_bytes or (self.lines and waited >= self.every)
+                or waited >= self.heartbeat):
             self.flush()
 
     def flush(self) -> None:
-        lines, self.lines = self.lines, []
+        lines, self.lines, self.size = self.lines, [], 0
         self.canceled = self.link.log(self.job, lines) or self.canceled
         self.sent_at = time.monotonic()
 
@@ -183,7 +206,7 @@ class Builder:
                                network=network, label=job.get("label") or "build")
         selector = selectors.DefaultSelector()
         selector.register(proc.stdout, selectors.EVENT_READ)
-        buffer, tail, code = b"", [], None
+        splitter, tail, code = LineSplitter(), [], None
         try:
             while True:
                 if time.monotonic() > deadline:
@@ -195,19 +218,17 @@ class Builder:
                 if broke:
                     raise BuildFailed(self._over(broke, limits))
                 if selector.select(timeout=0.25):
-                    chunk = os.read(proc.stdout.fileno(), 65536)
+                    chunk = os.read(proc.stdout.fileno(), CHUNK_BYTES)
                     if not chunk:
                         break
-                    buffer += chunk
-                    *lines, buffer = buffer.split(b"\n")
-                    for line in lines:
-                        text = line.decode("utf-8", errors="replace").rstrip("\r")
+                    lines = splitter.feed(chunk)
+                    for text in lines:
                         log.line(text)
-                        tail = (tail + [text])[-5:]
-                else:
-                    log.tick()
-            if buffer:
-                log.line(buffer.decode("utf-8", errors="replace"))
+                    tail = (tail + lines[-5:])[-5:]
+                log.tick()
+            last = splitter.end()
+            if last is not None:
+                log.line(last)
             code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
             broke = proc.exceeded()
             if broke:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from platform_app.nodes.builder import BuildFailed, BuildLink
+from platform_app.nodes.builder import BuildFailed, BuildLink, log_batches
 
 
 class PlatformClient:
@@ -94,9 +94,18 @@ class HttpBuildLink(BuildLink):
                     out.write(chunk)
 
     def log(self, job: dict, lines: list[tuple[str, str]]) -> bool:
+        stop = False
+        for batch in log_batches(lines):
+            stop = self._log_batch(job, batch) or stop
+        return stop
+
+    def _log_batch(self, job: dict, lines: list[tuple[str, str]]) -> bool:
         body = {"lines": [{"stream": s, "text": t} for s, t in lines]}
         resp = _retrying(lambda: self.client.http.post(f"/v1/builds/{job['id']}/logs", headers=self._auth(job),
                                                        json=body))
+        if resp.status_code == 413 and len(lines) > 1:  # a platform with a lower body limit: halves until they fit
+            half = len(lines) // 2
+            return self._log_batch(job, lines[:half]) | self._log_batch(job, lines[half:])
         resp.raise_for_status()
         return bool(resp.json().get("canceled"))
 

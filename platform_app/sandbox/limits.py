@@ -4,7 +4,8 @@ watch on the folders it writes.
 - memory, processes, CPU time and CPU share: a cgroup of its own (the unified hierarchy, or the v1 controllers
   `memory`, `pids`, `cpu`, `cpuacct`), created under SANDBOX_CGROUP_PARENT; where none can be created (a
   laptop without root), `RLIMIT_DATA` for memory, `RLIMIT_NPROC` for processes and `RLIMIT_CPU` per process;
-- disk: `RLIMIT_FSIZE` caps one file, and the writable folders are measured every few seconds (a kill once over);
+- disk: `RLIMIT_FSIZE` caps one file; every few seconds the writable folders are walked by descriptor (no path
+  length or depth escapes it) and the deleted files its processes keep open are added (a kill once over);
 - the wall clock is the caller's (a build's deadline).
 
 `exceeded()` names the first limit broken: `memory` (the cgroup's OOM killer fired), `processes` (a fork was
@@ -13,6 +14,7 @@ refused at the limit), `cpu`, `disk`. The node reports `enforced()`: which limit
 import os
 import resource
 import signal
+import stat
 import time
 from pathlib import Path
 
@@ -46,23 +48,119 @@ def _field(text: str, name: str) -> int:
     return 0
 
 
-def folder_bytes(paths) -> int:
-    """Bytes allocated on disk under `paths`, links never followed."""
-    total, stack = 0, [str(p) for p in paths]
-    while stack:
-        try:
-            entries = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _listing(fd: int) -> tuple[int, list]:
+    """Bytes of the entries of the open folder `fd`, and its sub-folders as (name, device, inode)."""
+    total, folders = 0, []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)  # fstatat(fd, name): no path, so no PATH_MAX
+            except OSError:
+                continue
+            total += info.st_blocks * 512
+            if stat.S_ISDIR(info.st_mode):
+                folders.append((entry.name, info.st_dev, info.st_ino))
+    return total, folders
+
+
+def tree_bytes(root) -> int:
+    """Bytes allocated under the folder `root`, walked by descriptor: each folder is opened from its parent's
+    descriptor (`O_NOFOLLOW`), so neither path length nor depth limits the walk, and one descriptor is open at a
+    time (the way back up is `..`, checked to be the folder it left). Links are never followed."""
+    try:
+        fd = os.open(root, _DIR_FLAGS)
+    except OSError:
+        return 0
+    try:
+        info = os.fstat(fd)
+        path = [(info.st_dev, info.st_ino)]   # the folders from root down to the current one
+        total, folders = _listing(fd)
+        pending = [folders]                  # per level: sub-folders still to visit
+        while pending:
+            if pending[-1]:
+                name, dev, ino = pending[-1].pop()
                 try:
-                    info = entry.stat(follow_symlinks=False)
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 except OSError:
                     continue
+                info = os.fstat(child)
+                if (info.st_dev, info.st_ino) != (dev, ino):  # replaced since it was listed
+                    os.close(child)
+                    continue
+                os.close(fd)
+                fd = child
+                path.append((dev, ino))
+                try:
+                    size, folders = _listing(fd)
+                except OSError:
+                    size, folders = 0, []
+                total += size
+                pending.append(folders)
+                continue
+            pending.pop()
+            path.pop()
+            if not pending:
+                break
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            info = os.fstat(fd)
+            if (info.st_dev, info.st_ino) != path[-1]:  # the tree was moved while walked: what was counted
+                break
+        return total
+    finally:
+        os.close(fd)
+
+
+def folder_bytes(paths) -> int:
+    """Bytes allocated on disk under `paths`, links never followed."""
+    return sum(tree_bytes(path) for path in paths)
+
+
+def _children(roots) -> list[int]:
+    """`roots` and every process descending from them (from /proc)."""
+    parents: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{name}/stat").read_text()
+        except OSError:
+            continue
+        ppid = int(text.rpartition(")")[2].split()[1])
+        parents.setdefault(ppid, []).append(int(name))
+    found, stack = [], list(roots)
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(parents.get(pid, ()))
+    return found
+
+
+def open_deleted_bytes(pids, devices) -> int:
+    """Bytes of files on `devices` that processes `pids` keep open after they were deleted (no path reaches
+    them, but they hold their blocks until closed)."""
+    total, seen = 0, set()
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            link = f"/proc/{pid}/fd/{fd}"
+            try:
+                if not os.readlink(link).endswith(" (deleted)"):
+                    continue
+                info = os.stat(link)
+            except OSError:
+                continue
+            key = (info.st_dev, info.st_ino)
+            if stat.S_ISREG(info.st_mode) and info.st_dev in devices and info.st_nlink == 0 and key not in seen:
+                seen.add(key)
                 total += info.st_blocks * 512
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
     return total
 
 
@@ -75,6 +173,7 @@ class Enforcer:
         self.groups: dict[str, Path] = {}   # controller -> cgroup folder ("unified" for v2)
         self.kind = ""                      # "cgroup v2" | "cgroup v1" | ""
         self._disk_checked, self._disk_every, self._disk_over = 0.0, 2.0, False
+        self._joined: list[int] = []
         self._make(name, parent)
 
     # -- set-up -------------------------------------------------------------------------------------------
@@ -161,6 +260,7 @@ class Enforcer:
 
     def join(self, pids) -> None:
         """Move processes into the cgroups and give them the rlimits (their children inherit both)."""
+        self._joined.extend(int(pid) for pid in pids)
         for pid in pids:
             for group in dict.fromkeys(self.groups.values()):
                 _write(group / "cgroup.procs", pid)
@@ -217,12 +317,23 @@ class Enforcer:
             return self._disk_over
         now = time.monotonic()
         if now - self._disk_checked >= self._disk_every:
-            used = folder_bytes(self.watch)
+            used = self.disk_bytes()
             spent = time.monotonic() - now
             # a walk of a big tree costs; look less often then (at most a tenth of the time walking)
             self._disk_checked, self._disk_every = time.monotonic(), max(2.0, spent * 10)
             self._disk_over = used > self.limits.disk_mb * 1024 * 1024
         return self._disk_over
+
+    def disk_bytes(self) -> int:
+        """What the sandbox holds on disk: its writable folders, and the deleted files its processes keep open."""
+        devices = set()
+        for folder in self.watch:
+            try:
+                devices.add(folder.stat().st_dev)
+            except OSError:
+                pass
+        processes = self._pids() if self.groups else _children(self._joined)
+        return folder_bytes(self.watch) + open_deleted_bytes(processes, devices)
 
     def exceeded(self) -> str | None:
         if self._memory_killed():

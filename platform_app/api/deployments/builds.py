@@ -11,11 +11,13 @@ from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.nodes.builder import BuildFailed
 from platform_app.services.deployments import build_jobs
+from platform_app.services.deployments.deployment_log import LINE_CHARS
 
 
 class LogLineInput(InputSerializer):
     stream = serializers.ChoiceField(choices=["build", "system"], default="build")
-    text = serializers.CharField(max_length=10000, allow_blank=True, trim_whitespace=False)
+    # a builder cuts lines at LINE_BYTES and says by how much (` …[cut: N bytes]`)
+    text = serializers.CharField(max_length=LINE_CHARS, allow_blank=True, trim_whitespace=False)
 
 
 class LogsInput(InputSerializer):

@@ -5,6 +5,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from platform_app.models import DeploymentEvent, LogLine
+from platform_app.sandbox.output import LINE_BYTES
+
+LINE_CHARS = LINE_BYTES + 64  # a builder's cut line with its ` …[cut: N bytes]`
 
 
 def event_record(deployment, type_: str, message: str = "") -> DeploymentEvent:
@@ -28,7 +31,7 @@ def _next_seqs(deployment, write, attempts: int = 20):
 def log_append(deployment, text: str, stream: str = "build") -> LogLine:
     """Append one line with the next sequence number."""
     line = _next_seqs(deployment, lambda seq: LogLine.objects.create(deployment=deployment, seq=seq, stream=stream,
-                                                                      text=text[:10000]))
+                                                                      text=text[:LINE_CHARS]))
     log_publish(line)
     return line
 
@@ -39,7 +42,7 @@ def log_extend(deployment, lines: list[tuple[str, str]]) -> int:
         return 0
     rows = _next_seqs(deployment, lambda first: LogLine.objects.bulk_create([
         LogLine(deployment=deployment, seq=first + i, stream=stream if stream in ("build", "system") else "build",
-                text=text[:10000]) for i, (stream, text) in enumerate(lines)]))
+                text=text[:LINE_CHARS]) for i, (stream, text) in enumerate(lines)]))
     log_publish(rows[-1])
     return len(rows)
 
