@@ -4,17 +4,15 @@ from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.errors import ApplicationError, Forbidden, ValidationFailed
+from config.errors import ApplicationError, ValidationFailed
 from config.inputs import InputSerializer, validated
-from platform_app.api.base import InsufficientScope, PlatformView, endpoint
+from platform_app.api.base import PlatformView, endpoint
 from platform_app.models import GitConnection, GitInstallation
 from platform_app.providers import git_host
 from platform_app.services.providers import git_connections as connections
 from platform_app.services.identity.oauth_state import (state_binding, state_consume, state_cookie_set,
                                                         state_start)
-from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
 from platform_app.services.identity.social import identity_link
-from platform_app.services.teams.workspaces import workspace_for_member
 from platform_app.services.providers.selectors import git_connections_of, git_installations_unclaimed
 
 UrlSerializer = inline_serializer("ProviderRedirect", {"url": serializers.URLField(), "state": serializers.CharField()})
@@ -28,17 +26,7 @@ def admin_workspace(view, ref: str | None):
     """The workspace named by `orgId`, for an admin of it (404 for non-members, 403 below admin)."""
     if not ref:
         raise ValidationFailed("orgId is required.", details={"orgId": ["Required."]})
-    workspace, membership = workspace_for_member(user=view.request.user, ref=ref)
-    actor = view.actor
-    if actor and actor.workspace_id and actor.workspace_id != workspace.pk:
-        from config.errors import NotFound
-
-        raise NotFound("No such workspace.")
-    if actor and not scope_allows(actor.scopes, "admin"):
-        raise InsufficientScope("admin", actor.scopes)
-    if not scope_allows(ROLE_SCOPES[membership.role], "admin"):
-        raise Forbidden("Connecting a Git provider needs the owner or admin role.")
-    return workspace
+    return view.enter(ref, "admin").workspace
 
 
 def provider_error(request):
