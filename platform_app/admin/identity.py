@@ -2,6 +2,7 @@
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
+from platform_app.services.identity.email_verification import email_change
 from platform_app.models import (ApiToken, AttemptCounter, AuditEvent, AuthSession, Membership, RefreshToken, User,
                                  Workspace)
 
@@ -19,6 +20,14 @@ class UserAdmin(BaseUserAdmin):
         ("Dates", {"fields": ("date_joined", "last_login", "email_verified_at")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "name", "password1", "password2")}),)
+
+    def save_model(self, request, obj, form, change):
+        new_email = obj.email
+        if change and "email" in form.changed_data:
+            obj.email = form.initial["email"]  # changed below by the one function that also clears verification
+        super().save_model(request, obj, form, change)
+        if change:
+            email_change(user=obj, email=new_email)
 
 
 class MembershipInline(admin.TabularInline):

@@ -24,22 +24,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config import ratelimit
-from config.errors import ApplicationError, Forbidden, NotFound, ValidationFailed
+from config.errors import ValidationFailed
 from config.inputs import query_int
 from config.openapi import PlatformErrorSerializer
 from config.parsers import CamelCaseJSONParser  # bounded size and depth, storable text
 from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
 from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
-from platform_app.services.org.access import workspace_access_check
-from platform_app.services.teams.workspaces import workspace_for_member
+from platform_app.services.org.access import Credential, InsufficientScope, workspace_enter  # noqa: F401 (re-export)
 
 
-class InsufficientScope(ApplicationError):
-    status, code = 403, "insufficient_scope"
-
-    def __init__(self, required: str, held):
-        super().__init__(f"This action requires the `{required}` scope.",
-                         details={"requiredScope": required, "tokenScopes": sorted(held)})
 
 
 def field_with_schema(schema: dict, base=serializers.CharField):
@@ -169,6 +162,21 @@ class PlatformView(APIView):
     def ip(self) -> str:
         return ratelimit.client_ip(self.request)
 
+    @property
+    def credential(self) -> Credential:
+        """This request's credential, as the access service sees it (services/org/access.py)."""
+        actor = self.actor
+        if actor is None:
+            return Credential(ip=self.ip)
+        cookie = actor.type == "session" and actor.session is None
+        return Credential(ip=self.ip, scopes=frozenset(actor.scopes), bound_workspace_id=actor.workspace_id,
+                          token=actor.token, auth_session=actor.session,
+                          cookie_session=self.request.session if cookie else None)
+
+    def enter(self, ref: str, scope: str | None):
+        """The one access check for the workspace `ref` names (an `orgId` in the path, the query or the body)."""
+        return workspace_enter(user=self.request.user, ref=ref, credential=self.credential, scope=scope)
+
     def holds(self, scope: str) -> bool:
         """Whether the caller holds `scope` in the URL's workspace: its token's scopes and its role both allow it.
         For what a route shows more or less of (secrets in URLs), not for refusing it (`@endpoint` does that)."""
@@ -194,15 +202,7 @@ class PlatformView(APIView):
         scope = self.required_scope(request)
         actor = self.actor
         if "org_id" in kwargs:
-            self.workspace, self.membership = workspace_for_member(user=request.user, ref=kwargs["org_id"])
-            if actor and actor.workspace_id and actor.workspace_id != self.workspace.pk:
-                raise NotFound("No such workspace.")
-            cookie = actor is not None and actor.type == "session" and actor.session is None
-            workspace_access_check(workspace=self.workspace, membership=self.membership, ip=self.ip,
-                                   token=actor.token if actor else None, auth_session=actor.session if actor else None,
-                                   cookie_session=request.session if cookie else None)
-        if actor and not scope_allows(actor.scopes, scope):
+            access = self.enter(kwargs["org_id"], scope)
+            self.workspace, self.membership = access.workspace, access.membership
+        elif actor and not scope_allows(actor.scopes, scope):
             raise InsufficientScope(scope, actor.scopes)
-        if self.membership is not None and not scope_allows(ROLE_SCOPES[self.membership.role], scope):
-            raise Forbidden(f"Your role ({self.membership.role}) does not allow this action.",
-                            details={"role": self.membership.role, "requiredScope": scope})

@@ -8,16 +8,16 @@
 """
 from config.errors import ApplicationError, Forbidden
 from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
-from platform_app.services.org.access import workspace_access_check
+from platform_app.services.org.access import Credential, workspace_enter
 from platform_app.services.projects.projects import project_get
-from platform_app.services.teams.workspaces import workspace_for_member, workspaces_of
+from platform_app.services.teams.workspaces import workspaces_of
 
 
 def workspace_context(request, org_id: str) -> dict:
     """`workspace`, `membership` and `can` (scope → bool) for a signed-in member; 404 for anyone else."""
-    workspace, membership = workspace_for_member(user=request.user, ref=org_id)
-    workspace_access_check(workspace=workspace, membership=membership, ip=client_ip(request),
-                           cookie_session=request.session)
+    access = workspace_enter(user=request.user, ref=org_id, scope=None,
+                             credential=Credential(ip=client_ip(request), cookie_session=request.session))
+    workspace, membership = access.workspace, access.membership
     can = {scope.replace(":", "_"): role_allows(membership.role, scope) for scope in ALL_SCOPES}
     # `workspaces` (lazy: queried only where a page shows the switcher)
     return {"workspace": workspace, "membership": membership, "can": can, "workspaces": workspaces_of(request.user)}

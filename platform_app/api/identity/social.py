@@ -9,7 +9,8 @@ from platform_app.api.identity.serializers import AuthResultSerializer
 from platform_app.providers import git_host
 from platform_app.providers.oidc import OidcProvider
 from platform_app.services.identity.auth import session_start
-from platform_app.services.identity.oauth_state import state_consume, state_start
+from platform_app.services.identity.oauth_state import (state_binding, state_consume, state_cookie_set,
+                                                        state_start)
 from platform_app.services.identity.social import identity_sign_in
 
 
@@ -25,14 +26,16 @@ class SignInStartView(PlatformView):
             idp = OidcProvider()
             idp.config  # 503 before anything is written when not configured
             row, state = state_start(purpose="signin", provider="idp", return_to=return_to, pkce=True)
-            url = idp.authorize_url(state=state, redirect_uri=redirect_uri("idp/callback"), nonce=row.nonce,
+            callback = redirect_uri("idp/callback")
+            url = idp.authorize_url(state=state, redirect_uri=callback, nonce=row.nonce,
                                     code_verifier=row.code_verifier)
         else:
             host = git_host(self.provider)
             host.require_configured()
-            _, state = state_start(purpose="signin", provider=self.provider, return_to=return_to)
-            url = host.authorize_url(state=state, redirect_uri=redirect_uri(f"{self.provider}/sso/callback"))
-        return Response({"url": url, "state": state})
+            row, state = state_start(purpose="signin", provider=self.provider, return_to=return_to)
+            callback = redirect_uri(f"{self.provider}/sso/callback")
+            url = host.authorize_url(state=state, redirect_uri=callback)
+        return state_cookie_set(Response({"url": url, "state": state}), row, callback_url=callback)
 
 
 class SignInCallbackView(PlatformView):
@@ -42,7 +45,8 @@ class SignInCallbackView(PlatformView):
               summary="Social sign-in callback: signs in (or creates) the user and links the identity")
     def get(self, request):
         code = callback_code(request)
-        row = state_consume(value=request.query_params.get("state", ""), purpose="signin", provider=self.provider)
+        row = state_consume(value=request.query_params.get("state", ""), purpose="signin", provider=self.provider,
+                            binding=state_binding(request))
         provider_error(request)
         if self.provider == "idp":
             info = OidcProvider().sign_in(code=code, redirect_uri=redirect_uri("idp/callback"),

@@ -10,7 +10,6 @@ from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.api.identity.serializers import ApiTokenCreatedSerializer, ApiTokenSerializer
 from platform_app.services.identity import tokens as token_services
 from platform_app.services.identity.scopes import ALL_SCOPES
-from platform_app.services.teams.workspaces import workspace_for_member
 from platform_app.services.identity.selectors import api_tokens_active
 
 
@@ -61,7 +60,7 @@ def _create(view, request, workspace):
     v = validated(TokenCreateInput if workspace is None else WorkspaceTokenCreateInput, request)
     scopes, expires = token_services.validate_token_input(scopes=v["scopes"], expires=v.get("expires"))
     if workspace is None and v.get("org_id"):
-        workspace, _ = workspace_for_member(user=request.user, ref=v["org_id"])
+        workspace = view.enter(v["org_id"], None).workspace  # the workspace's own rules (allowlist, SSO) apply
     actor = view.actor
     if actor and actor.workspace_id and (workspace is None or workspace.pk != actor.workspace_id):
         # a bound token cannot mint a token reaching further than itself

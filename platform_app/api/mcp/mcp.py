@@ -30,6 +30,7 @@ from platform_app.api.base import PlatformView, endpoint
 from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
 from platform_app.services.identity.scopes import ALL_SCOPES
 from platform_app.services.mcp import oauth, server
+from platform_app.services.org.access import Credential
 from platform_app.services.mcp.tools import TOOLS
 
 
@@ -50,15 +51,14 @@ def _unauthorized(request, message: str = "Send an MCP access token (OAuth) or a
 
 
 def _caller(request):
-    """(user, scopes, bound workspace id) of a valid bearer token, or None."""
+    """(user, actor) of a valid bearer token, or None."""
     try:
         found = BearerAuthentication().authenticate(request)
     except Exception:  # noqa: BLE001 - any refused token: the client is sent to authorization again
         return None
     if found is None:
         return None
-    user, actor = found
-    return user, set(actor.scopes), actor.workspace_id
+    return found
 
 
 class McpView(PlatformView):
@@ -92,7 +92,10 @@ class McpView(PlatformView):
         caller = _caller(request)
         if caller is None:
             return _unauthorized(request)
-        user, scopes, bound = caller
+        user, actor = caller
+        # what the access service checks in every workspace a tool touches (allowlist, require SSO, scopes, role)
+        credential = Credential(ip=self.ip, scopes=frozenset(actor.scopes), bound_workspace_id=actor.workspace_id,
+                                token=actor.token, auth_session=actor.session)
         try:
             message = json.loads(request.body or b"null")
         except ValueError:
@@ -106,7 +109,7 @@ class McpView(PlatformView):
             if not server.session_valid(session_id, user):
                 return JsonResponse(server._error(None, server.INVALID_REQUEST, "Unknown session: initialize "
                                                                                 "again."), status=404)
-        answer = server.handle(message, user=user, scopes=scopes, bound_workspace_id=bound)
+        answer = server.handle(message, user=user, credential=credential)
         if answer is None:
             return HttpResponse(status=202)
         response = JsonResponse(answer, status=201)

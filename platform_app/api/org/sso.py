@@ -11,6 +11,7 @@ from platform_app.api.identity.auth import _user_agent
 from platform_app.api.identity.serializers import AuthResultSerializer
 from platform_app.api.providers.git import CALLBACK, RETURN_TO, UrlSerializer
 from platform_app.models import IpAllowlistEntry
+from platform_app.services.identity.oauth_state import state_binding, state_cookie_set
 from platform_app.services.org import allowlist as allowlist_services
 from platform_app.services.org import sso as sso_services
 
@@ -130,12 +131,14 @@ class SsoStartView(PlatformView):
     @endpoint(public=True, response=UrlSerializer, errors=(502,), parameters=[RETURN_TO],
               summary="Start signing in through a workspace's single sign-on (answers the provider URL)",
               description="`org` is the workspace's id or slug. Sent with a credential, the identity is linked to "
-                          "that account at the callback.")
+                          "that account at the callback. Sets a cookie the callback must carry: the flow ends in "
+                          "the browser that started it (else 403 `oauth_state_not_bound`).")
     def get(self, request, org):
         user = request.user if request.user.is_authenticated else None
-        url, state = sso_services.sso_sign_in_start(workspace_ref=org, user=user,
-                                                    return_to=request.query_params.get("returnTo", ""))
-        return Response({"url": url, "state": state})
+        url, state, row = sso_services.sso_sign_in_start(workspace_ref=org, user=user,
+                                                         return_to=request.query_params.get("returnTo", ""))
+        return state_cookie_set(Response({"url": url, "state": state}), row,
+                                callback_url=sso_services.sso_redirect_uri(row.workspace))
 
 
 class SsoCallbackView(PlatformView):
@@ -144,8 +147,8 @@ class SsoCallbackView(PlatformView):
     def get(self, request, org):
         params = request.query_params
         user, workspace, state_row = sso_services.sso_sign_in_finish(
-            workspace_ref=org, state=params.get("state", ""), code=params.get("code", ""),
-            error=params.get("error", ""), ip=self.ip)
+            workspace_ref=org, state=params.get("state", ""), binding=state_binding(request),
+            code=params.get("code", ""), error=params.get("error", ""), ip=self.ip)
         issued = sso_services.sso_session_start(user=user, workspace=workspace, ip=self.ip,
                                                 user_agent=_user_agent(request))
         return Response({**AuthResultSerializer(issued).data, "return_to": state_row.return_to or None,

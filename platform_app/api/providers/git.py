@@ -4,16 +4,15 @@ from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.errors import ApplicationError, Forbidden, ValidationFailed
+from config.errors import ApplicationError, ValidationFailed
 from config.inputs import InputSerializer, validated
-from platform_app.api.base import InsufficientScope, PlatformView, endpoint
+from platform_app.api.base import PlatformView, endpoint
 from platform_app.models import GitConnection, GitInstallation
 from platform_app.providers import git_host
 from platform_app.services.providers import git_connections as connections
-from platform_app.services.identity.oauth_state import state_consume, state_start
-from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
+from platform_app.services.identity.oauth_state import (state_binding, state_consume, state_cookie_set,
+                                                        state_start)
 from platform_app.services.identity.social import identity_link
-from platform_app.services.teams.workspaces import workspace_for_member
 from platform_app.services.providers.selectors import git_connections_of, git_installations_unclaimed
 
 UrlSerializer = inline_serializer("ProviderRedirect", {"url": serializers.URLField(), "state": serializers.CharField()})
@@ -27,17 +26,7 @@ def admin_workspace(view, ref: str | None):
     """The workspace named by `orgId`, for an admin of it (404 for non-members, 403 below admin)."""
     if not ref:
         raise ValidationFailed("orgId is required.", details={"orgId": ["Required."]})
-    workspace, membership = workspace_for_member(user=view.request.user, ref=ref)
-    actor = view.actor
-    if actor and actor.workspace_id and actor.workspace_id != workspace.pk:
-        from config.errors import NotFound
-
-        raise NotFound("No such workspace.")
-    if actor and not scope_allows(actor.scopes, "admin"):
-        raise InsufficientScope("admin", actor.scopes)
-    if not scope_allows(ROLE_SCOPES[membership.role], "admin"):
-        raise Forbidden("Connecting a Git provider needs the owner or admin role.")
-    return workspace
+    return view.enter(ref, "admin").workspace
 
 
 def provider_error(request):
@@ -88,11 +77,12 @@ class InstallView(PlatformView):
         host.require_configured()
         workspace = admin_workspace(self, request.query_params.get("orgId"))
         purpose = "install" if self.provider == "git-a" else "connect"
-        _, state = state_start(purpose=purpose, provider=self.provider, user=request.user, workspace=workspace,
-                               return_to=request.query_params.get("returnTo", ""))
+        row, state = state_start(purpose=purpose, provider=self.provider, user=request.user, workspace=workspace,
+                                 return_to=request.query_params.get("returnTo", ""))
+        callback = redirect_uri(f"{self.provider}/callback")  # git-a: the app's setup URL
         url = (host.install_url(state=state) if self.provider == "git-a"
-               else host.authorize_url(state=state, redirect_uri=redirect_uri(f"{self.provider}/callback")))
-        return Response({"url": url, "state": state})
+               else host.authorize_url(state=state, redirect_uri=callback))
+        return state_cookie_set(Response({"url": url, "state": state}), row, callback_url=callback)
 
 
 class ConnectCallbackView(PlatformView):
@@ -104,7 +94,8 @@ class ConnectCallbackView(PlatformView):
               parameters=CALLBACK, errors=PROVIDER_ERRORS)
     def get(self, request):
         code = callback_code(request)
-        row = state_consume(value=request.query_params.get("state", ""), purpose="connect", provider=self.provider)
+        row = state_consume(value=request.query_params.get("state", ""), purpose="connect", provider=self.provider,
+                            binding=state_binding(request))
         provider_error(request)
         host = git_host(self.provider)
         token = host.exchange_code(code=code, redirect_uri=redirect_uri(f"{self.provider}/callback"))
@@ -121,7 +112,8 @@ class GitAInstallCallbackView(PlatformView):
         installation_id = request.query_params.get("installation_id", "")
         if not installation_id.isdigit():
             raise ValidationFailed("installation_id is required.", details={"installation_id": ["Required."]})
-        row = state_consume(value=request.query_params.get("state", ""), purpose="install", provider="git-a")
+        row = state_consume(value=request.query_params.get("state", ""), purpose="install", provider="git-a",
+                            binding=state_binding(request))
         connections.installation_record(installation_id=installation_id, workspace=row.workspace)
         token, account = "", ""
         if request.query_params.get("code"):
@@ -141,10 +133,11 @@ class GitAUserLinkView(PlatformView):
         host = git_host("git-a")
         host.require_configured()
         workspace = admin_workspace(self, request.query_params.get("orgId"))
-        _, state = state_start(purpose="link", provider="git-a", user=request.user, workspace=workspace,
-                               return_to=request.query_params.get("returnTo", ""))
-        return Response({"url": host.authorize_url(state=state, redirect_uri=redirect_uri("git-a/user-callback")),
-                         "state": state})
+        row, state = state_start(purpose="link", provider="git-a", user=request.user, workspace=workspace,
+                                 return_to=request.query_params.get("returnTo", ""))
+        callback = redirect_uri("git-a/user-callback")
+        return state_cookie_set(Response({"url": host.authorize_url(state=state, redirect_uri=callback),
+                                          "state": state}), row, callback_url=callback)
 
 
 class GitAUserCallbackView(PlatformView):
@@ -152,7 +145,8 @@ class GitAUserCallbackView(PlatformView):
               errors=PROVIDER_ERRORS)
     def get(self, request):
         code = callback_code(request)
-        row = state_consume(value=request.query_params.get("state", ""), purpose="link", provider="git-a")
+        row = state_consume(value=request.query_params.get("state", ""), purpose="link", provider="git-a",
+                            binding=state_binding(request))
         provider_error(request)
         host = git_host("git-a")
         token = host.exchange_code(code=code, redirect_uri=redirect_uri("git-a/user-callback"))

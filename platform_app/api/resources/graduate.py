@@ -5,14 +5,11 @@ from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.errors import Forbidden, NotFound
 from config.inputs import InputSerializer, validated
 from platform_app.api.base import ErrorSerializer, PlatformView, endpoint
 from platform_app.api.projects.projects import ProjectSerializer
 from platform_app.api.resources.graduate_inputs import BUNDLE_INPUTS
-from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
 from platform_app.services.resources import graduation as services
-from platform_app.services.teams.workspaces import workspace_for_member
 
 GraduationSerializer = inline_serializer("Graduation", {
     "id": serializers.CharField(),
@@ -81,12 +78,7 @@ class RedeemView(PlatformView):
                           "`plan_limit` for components past the workspace's plan. Nothing is made then.")
     def post(self, request):
         v = validated(RedeemInput, request)
-        workspace, membership = workspace_for_member(user=request.user, ref=v["org_id"])
-        if self.actor and self.actor.workspace_id and self.actor.workspace_id != workspace.pk:
-            raise NotFound("No such workspace.")
-        if not scope_allows(ROLE_SCOPES[membership.role], "admin"):
-            raise Forbidden(f"Your role ({membership.role}) does not allow this action.",
-                            details={"role": membership.role, "requiredScope": "admin"})
+        workspace = self.enter(v["org_id"], "admin").workspace
         project, report = services.graduation_redeem(workspace=workspace, code=v["redeem_code"], inputs=BUNDLE_INPUTS,
                                                      bundle=v.get("bundle") or None, actor=request.user, ip=self.ip)
         return Response({"project": ProjectSerializer(project).data, **report}, status=201)

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from config.errors import ApplicationError
 from config.redirects import safe_next
 from platform_app.pages.base import client_ip, form_error, require, workspace_context
+from platform_app.services.identity.oauth_state import state_binding, state_cookie_set
 from platform_app.services.org import allowlist as allowlist_services
 from platform_app.services.org import sso as sso_services
 from platform_app.services.org.access import SSO_COOKIE_KEY
@@ -149,14 +150,15 @@ def sso_sign_in(request):
 
 def sso_start(request, org):
     user = request.user if request.user.is_authenticated else None
-    url, _ = sso_services.sso_sign_in_start(workspace_ref=org, page=True, user=user,
-                                            return_to=safe_next(request, ""))
-    return redirect(url)
+    url, _, row = sso_services.sso_sign_in_start(workspace_ref=org, page=True, user=user,
+                                                 return_to=safe_next(request, ""))
+    return state_cookie_set(redirect(url), row, callback_url=sso_services.sso_redirect_uri(row.workspace, page=True))
 
 
 def sso_callback(request, org):
     user, workspace, state_row = sso_services.sso_sign_in_finish(
-        workspace_ref=org, state=request.GET.get("state", ""), code=request.GET.get("code", ""),
+        workspace_ref=org, state=request.GET.get("state", ""), binding=state_binding(request),
+        code=request.GET.get("code", ""),
         error=request.GET.get("error", ""), page=True, ip=client_ip(request))
     if request.user.pk != user.pk:
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")

@@ -60,6 +60,17 @@ def email_verification_send(*, user) -> None:
     email_verification_mail(user)
 
 
+def email_change(*, user, email: str) -> None:
+    """The one way an account's address changes (SCIM, the admin): the new address is unverified until its owner
+    opens the link mailed to it. Keeping the old verification would vouch for an address no one proved."""
+    email = email.strip().lower()
+    if email == (user.email or "").lower():
+        return
+    user.email, user.email_verified_at = email, None
+    user.save(update_fields=["email", "email_verified_at"])
+    email_verification_mail(user)
+
+
 def email_mark_verified(*, user, at=None) -> None:
     if user.email_verified_at is None:
         user.email_verified_at = at or timezone.now()

@@ -7,10 +7,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import NotFound, Unauthenticated, ValidationFailed
+from config.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
 from platform_app.models import ApiToken, Membership
 from platform_app.services.teams.audit import audit_record
 from platform_app.services.identity.keys import sha256_hex
+from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
 
 TOKEN_PREFIX = "svc_"
 _DURATION = re.compile(r"^\s*(\d{1,6})\s*([mhdw])\s*$")
@@ -36,12 +37,31 @@ def _audit_workspaces(token: ApiToken):
     return [m.workspace for m in Membership.objects.filter(user=token.user).select_related("workspace")]
 
 
+class ScopeExceedsRole(Forbidden):
+    code = "scope_exceeds_role"
+
+
+def token_scopes_within_role(*, user, scopes: list[str], workspace=None) -> None:
+    """A token holds no scope its holder's role does not: the role in `workspace` for a bound token, the highest
+    of their roles for an unbound one (each use is still limited to the role where it acts). 403
+    `scope_exceeds_role` naming the first scope above it."""
+    members = Membership.objects.filter(user=user)
+    roles = list((members.filter(workspace=workspace) if workspace is not None else members)
+                 .values_list("role", flat=True))
+    for scope in scopes:
+        if not any(scope_allows(ROLE_SCOPES[role], scope) for role in roles):
+            raise ScopeExceedsRole(f"Your role ({', '.join(sorted(set(roles))) or 'none'}) does not hold the "
+                                   f"`{scope}` scope.", details={"scopes": [f"`{scope}` is above your role."],
+                                                                 "scope": scope, "roles": sorted(set(roles))})
+
+
 @transaction.atomic
 def api_token_create(*, user, name: str, scopes: list[str], expires: timedelta | None, workspace=None,
                      ip: str = "") -> tuple[ApiToken, str]:
     """Returns the row and the plain token, which is never stored and never shown again."""
     if workspace is not None and not Membership.objects.filter(user=user, workspace=workspace).exists():
         raise NotFound("No such workspace.")
+    token_scopes_within_role(user=user, scopes=scopes, workspace=workspace)
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user, workspace=workspace, name=name, prefix=raw[:12], token_hash=sha256_hex(raw), scopes=scopes,

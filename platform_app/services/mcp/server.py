@@ -36,7 +36,7 @@ def _error(msg_id, code: int, message: str, data=None) -> dict:
     return {"jsonrpc": "2.0", "id": msg_id, "error": error}
 
 
-def handle(message, *, user, scopes: set, bound_workspace_id: str | None) -> dict | None:
+def handle(message, *, user, credential) -> dict | None:
     """The response to one JSON-RPC message (None for a notification)."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
         return _error(message.get("id") if isinstance(message, dict) else None, INVALID_REQUEST,
@@ -62,8 +62,7 @@ def handle(message, *, user, scopes: set, bound_workspace_id: str | None) -> dic
         if not isinstance(name, str) or not isinstance(arguments, dict):
             return _error(msg_id, INVALID_PARAMS, "tools/call needs a `name` and an `arguments` object.")
         try:
-            result = tool_call(user=user, scopes=scopes, bound_workspace_id=bound_workspace_id, name=name,
-                               arguments=arguments)
+            result = tool_call(user=user, credential=credential, name=name, arguments=arguments)
         except ToolRefused as exc:
             return _error(msg_id, FORBIDDEN, exc.message, exc.data)
         except ApplicationError as exc:  # the service's refusal (404, 400, 409...): a tool error the model reads

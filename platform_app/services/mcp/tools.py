@@ -5,7 +5,8 @@ caller's), and is written to the workspace's audit log."""
 from dataclasses import dataclass
 
 from config.errors import ApplicationError, NotFound
-from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
+from platform_app.services.identity.scopes import scope_allows
+from platform_app.services.org.access import Access, Credential, InsufficientScope, RoleTooLow, workspace_enter
 from platform_app.services.teams.audit import audit_record
 
 WORKSPACE = {"workspace": {"type": "string", "description": "workspace id or slug"}}
@@ -38,25 +39,33 @@ class Tool:
 
 @dataclass
 class Call:
-    """Who calls (user, scopes, workspace binding) and what the tool touches."""
+    """Who calls (user and credential) and what the tool touches; `access` once a workspace is entered."""
 
     user: object
-    scopes: set
-    bound_workspace_id: str | None
+    credential: Credential
     tool: Tool
+    access: Access | None = None
+
+    @property
+    def bound_workspace_id(self) -> str | None:
+        return self.credential.bound_workspace_id
 
     def workspace(self, ref: str):
-        from platform_app.services.teams.workspaces import workspace_for_member
-
-        workspace, membership = workspace_for_member(user=self.user, ref=ref)
-        if self.bound_workspace_id and self.bound_workspace_id != workspace.pk:
-            raise NotFound("No such workspace.")
-        if not scope_allows(ROLE_SCOPES[membership.role], self.tool.scope):
-            raise ToolRefused(f"Your role ({membership.role}) does not allow {self.tool.name}.",
-                              {"role": membership.role, "requiredScope": self.tool.scope})
+        """The workspace through the access service every way in calls (its allowlist and require-SSO included)."""
+        try:
+            self.access = workspace_enter(user=self.user, ref=ref, credential=self.credential, scope=self.tool.scope)
+        except RoleTooLow as exc:
+            raise ToolRefused(f"Your role ({exc.details['role']}) does not allow {self.tool.name}.", exc.details)
+        except InsufficientScope as exc:
+            raise ToolRefused(exc.message, exc.details)
+        workspace = self.access.workspace
         audit_record(workspace=workspace, actor=self.user, action="mcp.tool_called", target=workspace,
                      data={"tool": self.tool.name})
         return workspace
+
+    def allows(self, scope: str) -> bool:
+        """What the credential and the member's current role both allow, in the workspace entered."""
+        return self.access is not None and self.access.allows(scope)
 
     def project(self, workspace_ref: str, project_ref: str):
         from platform_app.services.projects.projects import project_get
@@ -138,7 +147,7 @@ def list_env_vars(call: Call, workspace: str, project: str, env: str = "producti
     from platform_app.services.env.env import env_resolve_detailed, value_of
 
     p = call.project(workspace, project)
-    values = scope_allows(call.scopes, "env:read")
+    values = call.allows("env:read")  # the token's scope and the member's role: a viewer never reads values
     return {"env": env, "variables": [
         {"key": var.key, "type": var.type, **({"value": value_of(var)} if values and var.type == "plain" else {})}
         for var, _ in env_resolve_detailed(project=p, environment=env, branch=None)]}
@@ -185,15 +194,15 @@ TOOLS = {t.name: t for t in (
 )}
 
 
-def tool_call(*, user, scopes: set, bound_workspace_id: str | None, name: str, arguments: dict) -> dict:
+def tool_call(*, user, credential: Credential, name: str, arguments: dict) -> dict:
     """Run a tool for this caller; ToolRefused for a scope the token lacks or a role too low, ApplicationError
     (404, 400...) as the service says."""
     tool = TOOLS.get(name)
     if tool is None:
         raise NotFound(f"Unknown tool {name!r}.")
-    if not scope_allows(scopes, tool.scope):
+    if not scope_allows(credential.scopes, tool.scope):
         raise ToolRefused(f"{name} needs the `{tool.scope}` scope, which this token does not hold.",
-                          {"requiredScope": tool.scope, "tokenScopes": sorted(scopes)})
+                          {"requiredScope": tool.scope, "tokenScopes": sorted(credential.scopes)})
     unknown = set(arguments) - set(tool.properties)
     missing = [k for k in tool.required if k not in arguments]
     wrong = sorted(k for k, v in arguments.items() if k in tool.properties and not _fits(tool.properties[k], v))
@@ -201,7 +210,7 @@ def tool_call(*, user, scopes: set, bound_workspace_id: str | None, name: str, a
         raise ApplicationError(f"Arguments of {name}: required {list(tool.required)}, known "
                                f"{sorted(tool.properties)}" + (f"; not as declared: {wrong}." if wrong else "."),
                                code="invalid_params")
-    return tool.run(Call(user, set(scopes), bound_workspace_id, tool), **arguments)
+    return tool.run(Call(user, credential, tool), **arguments)
 
 
 MAX_STRING = 200  # ids, slugs, environment and branch names

@@ -1,7 +1,14 @@
-"""Who may act in a workspace, and from where: its IP allowlist and its "require SSO" rule, checked on every request
-to the workspace's API routes (`/v1/orgs/{orgId}/...`, platform_app/api/base.py) and dashboard pages
-(platform_app/pages/base.py), after the membership check and before scopes and roles. One query reads both rules;
-a session that must prove SSO costs one more.
+"""Who may act in a workspace, and from where. `workspace_enter` is the one check every way into a workspace
+calls — its API routes (platform_app/api/base.py), dashboard pages (platform_app/pages/base.py), MCP tools,
+`POST /v1/graduate/redeem`, token creation and Git connections with `orgId`, log streams — in this order:
+
+1. membership (404 for anyone else, so ids cannot be probed) and a bound token's workspace (404 for another);
+2. the workspace's IP allowlist and "require SSO" rule (403 `ip_not_allowed` / `sso_required`, below);
+3. the credential's scopes (403 `insufficient_scope`) and the member's current role (403 `forbidden`): what a
+   credential may do is what both allow, so a token never exceeds its holder's role, even after a demotion.
+
+SCIM is the directory's own channel (its token, not a member) and stays outside this check (docs/org.md).
+One query reads both workspace rules; a session that must prove SSO costs one more.
 
 - **IP allowlist**: when the workspace has entries, the client address (config/client_ip.py, the trusted-proxy
   rule) must be inside one of them, else 403 `ip_not_allowed`.
@@ -12,11 +19,15 @@ a session that must prove SSO costs one more.
   `sso_required`, naming where to sign in.
 """
 import ipaddress
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from config.errors import Forbidden
+from config.errors import ApplicationError, Forbidden, NotFound
+from platform_app.choices import Scope
 from platform_app.models import SsoIdentity, SsoSession, Workspace
+from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
+from platform_app.services.teams.workspaces import workspace_for_member
 
 SSO_COOKIE_KEY = "sso_workspaces"  # dashboard session: the ids of the workspaces signed in through SSO
 
@@ -27,6 +38,58 @@ class IpNotAllowed(Forbidden):
 
 class SsoRequired(Forbidden):
     code = "sso_required"
+
+
+class InsufficientScope(ApplicationError):
+    status, code = 403, "insufficient_scope"
+
+    def __init__(self, required: str, held):
+        super().__init__(f"This action requires the `{required}` scope.",
+                         details={"requiredScope": required, "tokenScopes": sorted(held)})
+
+
+class RoleTooLow(Forbidden):
+    def __init__(self, role: str, required: str):
+        super().__init__(f"Your role ({role}) does not allow this action.",
+                         details={"role": role, "requiredScope": required})
+
+
+@dataclass(frozen=True)
+class Credential:
+    """What a request acts with: its scopes (a session: `admin`, its role's full rights), a token's workspace
+    binding, and what "require SSO" looks at (the token, the API session, the dashboard session)."""
+    ip: str
+    scopes: frozenset = field(default_factory=lambda: frozenset({Scope.ADMIN.value}))
+    bound_workspace_id: str | None = None
+    token: object = None
+    auth_session: object = None
+    cookie_session: object = None
+
+
+@dataclass(frozen=True)
+class Access:
+    """A caller let into a workspace: `allows(scope)` is what its credential and its role both allow."""
+    workspace: object
+    membership: object
+    credential: Credential
+
+    def allows(self, scope: str) -> bool:
+        return scope_allows(self.credential.scopes, scope) and scope_allows(ROLE_SCOPES[self.membership.role], scope)
+
+
+def workspace_enter(*, user, ref: str, credential: Credential, scope: str | None) -> Access:
+    """The one access check (module docstring): the workspace named `ref` for this caller, or the refusal."""
+    workspace, membership = workspace_for_member(user=user, ref=ref)
+    if credential.bound_workspace_id and credential.bound_workspace_id != workspace.pk:
+        raise NotFound("No such workspace.")
+    workspace_access_check(workspace=workspace, membership=membership, ip=credential.ip, token=credential.token,
+                           auth_session=credential.auth_session, cookie_session=credential.cookie_session)
+    if scope is not None:
+        if not scope_allows(credential.scopes, scope):
+            raise InsufficientScope(scope, credential.scopes)
+        if not scope_allows(ROLE_SCOPES[membership.role], scope):
+            raise RoleTooLow(membership.role, scope)
+    return Access(workspace, membership, credential)
 
 
 def network_parse(value: str):

@@ -26,7 +26,9 @@ from django.utils import timezone
 
 from config.errors import ApplicationError
 from platform_app.choices import Role
-from platform_app.models import AuthSession, Membership, ScimGroup, ScimUser, Workspace, WorkspaceSso
+from platform_app.models import (AuthSession, LinkedIdentity, Membership, ScimGroup, ScimUser, SsoIdentity, Workspace,
+                                 WorkspaceSso)
+from platform_app.services.identity.email_verification import email_change
 from platform_app.services.identity.tokens import api_tokens_revoke_for_member
 from platform_app.services.org.growth_events import SIGNED_UP, growth_event_record
 from platform_app.services.teams.audit import audit_record
@@ -300,6 +302,17 @@ def scim_user_create(*, workspace, data) -> ScimUser:
     return scim_user_get(workspace=workspace, user_id=scim_user.pk)
 
 
+def account_used_elsewhere(*, account, workspace) -> bool:
+    """Whether someone has used this account other than through this workspace: it has a password, a social
+    sign-in identity, an identity or membership in another workspace, or an API session not started through this
+    workspace's SSO. Such an account is no longer the directory's alone, so SCIM may not move its address."""
+    return (account.has_usable_password()
+            or LinkedIdentity.objects.filter(user=account).exists()
+            or SsoIdentity.objects.filter(user=account).exclude(workspace=workspace).exists()
+            or Membership.objects.filter(user=account).exclude(workspace=workspace).exists()
+            or AuthSession.objects.filter(user=account).exclude(sso__workspace=workspace).exists())
+
+
 def _apply_user(*, workspace, sso, scim_user: ScimUser, state: dict) -> ScimUser:
     """Store `state` on the record (and on its account when the workspace created it), then sync."""
     if state["user_name"].lower() != scim_user.user_name.lower():
@@ -307,16 +320,17 @@ def _apply_user(*, workspace, sso, scim_user: ScimUser, state: dict) -> ScimUser
     email = _account_email(state)
     account = scim_user.user
     if scim_user.account_created:  # the workspace's own account follows its directory
-        changes = []
-        if email != account.email:
+        if email.lower() != account.email.lower():
             _allowed_domain(sso, email)
             if User.objects.filter(email__iexact=email).exclude(pk=account.pk).exists():
                 raise ScimError(409, "Another account has this email address.", "uniqueness")
-            account.email, changes = email, ["email"]
+            if account_used_elsewhere(account=account, workspace=workspace):
+                raise ScimError(409, "This account has been used outside this workspace's single sign-on; its "
+                                     "address is its owner's to change.", "mutability")
+            email_change(user=account, email=email)  # unverified until the new address's link is opened
         if _display(state) and _display(state) != account.name:
-            account.name, changes = _display(state), [*changes, "name"]
-        if changes:
-            account.save(update_fields=changes)
+            account.name = _display(state)
+            account.save(update_fields=["name"])
     for name, value in state.items():
         setattr(scim_user, name, value)
     try:

@@ -212,9 +212,9 @@ def sso_client(row: WorkspaceSso) -> GuardedOidcClient:
                               "client_secret": decrypt(row.client_secret_encrypted), "scope": SCOPE})
 
 
-def sso_sign_in_start(*, workspace_ref: str, page: bool = False, user=None, return_to: str = "") -> tuple[str, str]:
-    """(provider URL, state) for the workspace's sign-in; with a signed-in `user`, the identity is linked to them
-    at the callback."""
+def sso_sign_in_start(*, workspace_ref: str, page: bool = False, user=None, return_to: str = ""):
+    """(provider URL, state, state row) for the workspace's sign-in; with a signed-in `user`, the identity is linked
+    to them at the callback. The caller sets the row's browser binding cookie (oauth_state.state_cookie_set)."""
     workspace, row = _enabled_for(workspace_ref)
     client = sso_client(row)
     client.discovery()  # the provider answers before anything is written
@@ -222,14 +222,15 @@ def sso_sign_in_start(*, workspace_ref: str, page: bool = False, user=None, retu
                                    user=user, workspace=workspace, return_to=return_to, pkce=True)
     url = client.authorize_url(state=state, redirect_uri=sso_redirect_uri(workspace, page=page),
                                nonce=state_row.nonce, code_verifier=state_row.code_verifier)
-    return url, state
+    return url, state, state_row
 
 
-def sso_sign_in_finish(*, workspace_ref: str, state: str, code: str, error: str = "", page: bool = False,
-                       ip: str = ""):
-    """The callback: consume the state, exchange the code, verify the ID token, find or create the account and
-    its membership. Returns (user, workspace, state row)."""
-    state_row = state_consume(value=state, purpose=PURPOSE_PAGE if page else PURPOSE_API, provider=STATE_PROVIDER)
+def sso_sign_in_finish(*, workspace_ref: str, state: str, binding: str, code: str, error: str = "",
+                       page: bool = False, ip: str = ""):
+    """The callback: consume the state (bound to this browser), exchange the code, verify the ID token, find or
+    create the account and its membership. Returns (user, workspace, state row)."""
+    state_row = state_consume(value=state, purpose=PURPOSE_PAGE if page else PURPOSE_API, provider=STATE_PROVIDER,
+                              binding=binding)
     workspace, row = _enabled_for(workspace_ref)
     if state_row.workspace_id != workspace.pk:
         raise ValidationFailed("The OAuth state is not valid.", code="invalid_state")

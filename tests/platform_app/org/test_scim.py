@@ -303,3 +303,82 @@ def test_concurrent_creates_of_one_user_name_make_one_user(workspace, alice):
     assert sorted(statuses) == [201, 409, 409]
     assert ScimUser.objects.filter(user_name="racer").count() == 1
     assert Membership.objects.filter(workspace=workspace).count() == 2  # alice and the one racer
+
+
+# An account's address ----------------------------------------------------------------------------
+
+def test_an_address_scim_changes_is_unverified_until_its_link_is_opened(sso_on, workspace_idp, workspace, alice,
+                                                                         api, django_capture_on_commit_callbacks):
+    """A directory cannot hand its account a verified address it never proved: the change clears verification,
+    and the new address's owner is mailed the link."""
+    from django.core import mail
+
+    from platform_app.services.org.sso import scim_token_rotate
+    from tests.platform_app.identity.test_email_verification import link_token
+    from tests.platform_app.org.conftest import sso_sign_in
+
+    directory = bearer(scim_token_rotate(workspace=workspace, actor=alice))
+    body = {**BJENSEN, "userName": "m1@example.com", "emails": [{"value": "m1@example.com", "primary": True}]}
+    user = json.loads(send(directory, "post", "/Users", body).content)
+    signed_in = sso_sign_in(api, workspace_idp, email="m1@example.com", sub="m1")
+    assert signed_in.status_code == 200, signed_in.json()
+    me = bearer(signed_in.json()["accessToken"])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert me.post("/v1/auth/email/verification").status_code == 202
+    assert [m.to for m in mail.outbox] == [["m1@example.com"]]
+    assert api.post("/v1/auth/email/verify", {"token": link_token(mail.outbox[0])}, format="json").status_code == 200
+    assert me.get("/v1/auth/me").json()["user"]["emailVerified"] is True
+
+    with django_capture_on_commit_callbacks(execute=True):
+        changed = send(directory, "patch", f"/Users/{user['id']}", {"schemas": [PATCH], "Operations": [
+            {"op": "replace", "path": "emails", "value": [{"value": "newhire@example.com", "primary": True}]},
+            {"op": "replace", "path": "userName", "value": "newhire@example.com"}]})
+    assert changed.status_code == 200, changed.content
+    shown = me.get("/v1/auth/me").json()["user"]
+    assert shown["email"] == "newhire@example.com" and shown["emailVerified"] is False
+    assert mail.outbox[-1].to == ["newhire@example.com"]
+    # the new address's owner verifies it with the link mailed to it, and only then
+    assert api.post("/v1/auth/email/verify", {"token": link_token(mail.outbox[-1])}, format="json").status_code == 200
+    assert me.get("/v1/auth/me").json()["user"]["emailVerified"] is True
+
+
+@pytest.mark.parametrize("use", ["password", "other_workspace", "password_session"])
+def test_scim_does_not_move_the_address_of_an_account_used_elsewhere(scim, scim_on, use):
+    from platform_app.services.identity.auth import session_start
+    from tests.factories import WorkspaceFactory
+
+    user = create(scim)
+    account = User.objects.get(email="bjensen@example.com")
+    if use == "password":
+        account.set_password("a-long-password-1")
+        account.save()
+    elif use == "other_workspace":
+        MembershipFactory(workspace=WorkspaceFactory(), user=account, role="viewer")
+    else:
+        session_start(user=account)
+    refused = send(scim, "patch", f"/Users/{user['id']}", {"schemas": [PATCH], "Operations": [
+        {"op": "replace", "path": "emails", "value": [{"value": "newhire@example.com", "primary": True}]}]})
+    assert refused.status_code == 409 and json.loads(refused.content)["scimType"] == "mutability"
+    account.refresh_from_db()
+    assert account.email == "bjensen@example.com"
+
+
+def test_an_admin_changing_an_address_clears_its_verification(staff, dana, django_capture_on_commit_callbacks):
+    from django.core import mail
+    from django.test import Client
+    from django.utils import timezone
+
+    User.objects.filter(pk=dana.pk).update(email_verified_at=timezone.now())
+    browser = Client()
+    browser.force_login(staff)
+    page = browser.get(f"/admin/platform_app/user/{dana.pk}/change/")
+    assert page.status_code == 200
+    form = {k: v for k, v in page.context["adminform"].form.initial.items() if v is not None and k != "password"}
+    form.update(email="dana.new@example.com", name="Dana")
+    with django_capture_on_commit_callbacks(execute=True):
+        saved = browser.post(f"/admin/platform_app/user/{dana.pk}/change/", {
+            **{k: v for k, v in form.items() if isinstance(v, str)}, "email": "dana.new@example.com",
+            "is_active": "on", "date_joined_0": "2026-01-01", "date_joined_1": "00:00:00"})
+    dana.refresh_from_db()
+    assert dana.email == "dana.new@example.com" and dana.email_verified_at is None, saved.content[:2000]
+    assert mail.outbox and mail.outbox[-1].to == ["dana.new@example.com"]

@@ -147,7 +147,7 @@ def test_an_existing_account_is_not_taken_over_but_its_owner_can_link_it(api, ss
     # signed in, bob links his account: the identity is his from now on
     client = as_user(bob)
     state, _ = sso_start(client, workspace_idp)
-    resp = api.get("/v1/auth/sso/acme/callback", {"code": "c", "state": state})
+    resp = client.get("/v1/auth/sso/acme/callback", {"code": "c", "state": state})
     assert resp.status_code == 200 and resp.json()["user"]["id"] == bob.pk
     assert SsoIdentity.objects.get().user == bob
     assert sso_sign_in(api, workspace_idp, email="bob@example.com").json()["user"]["id"] == bob.pk
@@ -198,8 +198,9 @@ def test_require_sso_refuses_other_sessions_and_unlinked_tokens(required, worksp
     token = as_token(bob, scopes=["deploy"], workspace=workspace)
     assert token.get("/v1/orgs/acme/projects").json()["code"] == "sso_required"
     # bob links his identity: SSO sessions pass, and so do his tokens; his password session still does not
-    state, _ = sso_start(as_user(bob), workspace_idp)
-    issued = api.get("/v1/auth/sso/acme/callback", {"code": "c", "state": state}).json()
+    bobs_browser = as_user(bob)
+    state, _ = sso_start(bobs_browser, workspace_idp)
+    issued = bobs_browser.get("/v1/auth/sso/acme/callback", {"code": "c", "state": state}).json()
     assert bearer(issued["accessToken"]).get("/v1/orgs/acme/projects").status_code == 200
     assert token.get("/v1/orgs/acme/projects").status_code == 200
     assert as_user(bob).get("/v1/orgs/acme/projects").status_code == 403
@@ -255,3 +256,36 @@ def test_a_member_with_a_linked_identity_keeps_one_account(sso_on, workspace_idp
     assert resp.status_code == 200 and resp.json()["user"]["id"] == user.pk
     assert Membership.objects.get(user=user).role == "developer"
     assert SsoIdentity.objects.get().email == "new-address@example.com"
+
+
+# The sign-in ends in the browser that started it --------------------------------------------------
+
+def test_a_sign_in_started_by_one_account_cannot_be_completed_by_another_browser(sso_on, workspace_idp, charlie,
+                                                                                 as_user, api):
+    """charlie (no member of acme) starts signed in and sends the provider URL to a victim: the victim's browser
+    lacks the start's cookie, so the callback neither signs in nor links the victim's identity to charlie."""
+    attacker = as_user(charlie)
+    workspace_idp.claims = {"email": "victim@example.com", "sub": "victim"}
+    state, _ = sso_start(attacker, workspace_idp)
+    cookie = attacker.cookies["oauth_binding"]
+    assert cookie["httponly"] and cookie["samesite"] == "Lax" and cookie["path"] == f"/v1/auth/sso/{sso_on.workspace_id}/callback"
+    assert 0 < int(cookie["max-age"]) <= 600
+    victim = api.get(f"/v1/auth/sso/{sso_on.workspace_id}/callback", {"code": "c", "state": state})
+    assert victim.status_code == 403 and victim.json()["code"] == "oauth_state_not_bound"
+    assert not SsoIdentity.objects.exists() and not SsoSession.objects.exists()
+    # a forged cookie is no better, and the state was not spent: the browser that started it still finishes
+    api.cookies["oauth_binding"] = "forged"
+    assert api.get("/v1/auth/sso/acme/callback", {"code": "c", "state": state}).status_code == 403
+    done = attacker.get(f"/v1/auth/sso/{sso_on.workspace_id}/callback", {"code": "c", "state": state})
+    assert done.status_code == 200 and SsoIdentity.objects.get().user == charlie
+
+
+def test_the_dashboard_sign_in_refuses_a_callback_from_another_browser(sso_on, workspace_idp, charlie):
+    attacker = Client()
+    attacker.force_login(charlie)
+    state, _ = sso_start(attacker, workspace_idp, path="/sso/{org}/start")
+    assert attacker.cookies["oauth_binding"]["path"] == f"/sso/{sso_on.workspace_id}/callback"
+    victim = Client()
+    refused = victim.get(f"/sso/{sso_on.workspace_id}/callback", {"code": "c", "state": state})
+    assert refused.status_code == 403 and "started in another browser" in refused.content.decode()
+    assert not SsoIdentity.objects.exists() and "_auth_user_id" not in victim.session

@@ -155,3 +155,12 @@ def test_provider_calls_declare_502(api):
                  "/v1/auth/idp/callback", "/v1/auth/idp/start", "/v1/orgs/{org_id}/git/{provider}/repos"):
         assert "502" in paths[path]["get"]["responses"], path
     assert "502" in paths["/v1/orgs/{org_id}/doctor-reports/{report_id}/pr"]["post"]["responses"]
+
+
+def test_a_connection_ends_only_in_the_browser_that_started_it(alice_client, bob, as_user, hosts):
+    """A connection started by alice and completed by someone else's browser would store their Git account in
+    alice's workspace: refused."""
+    state = alice_client.get("/v1/auth/git-b/install", {"orgId": "acme"}).json()["state"]
+    refused = as_user(bob).get("/v1/auth/git-b/callback", {"code": "xyz", "state": state})
+    assert refused.status_code == 403 and refused.json()["code"] == "oauth_state_not_bound"
+    assert not GitConnection.objects.exists()

@@ -184,3 +184,14 @@ def test_sso_callback_with_a_blank_code_is_400_before_the_provider_is_asked(api,
     resp = api.get("/v1/auth/git-a/sso/callback", {"code": "", "state": state})
     assert resp.status_code == 400 and resp.json()["details"] == {"code": ["Required."]}
     assert len(httpserver.log) == 0 and OAuthState.objects.count() == 1  # the state is still there, unspent
+
+
+def test_social_sign_in_ends_only_in_the_browser_that_started_it(api, idp):
+    from rest_framework.test import APIClient
+
+    state, _ = start(api, idp)
+    assert api.cookies["oauth_binding"]["path"] == "/v1/auth/idp/callback"
+    refused = APIClient().get("/v1/auth/idp/callback", {"code": "c", "state": state})
+    assert refused.status_code == 403 and refused.json()["code"] == "oauth_state_not_bound"
+    assert not User.objects.exists() and not AuthSession.objects.exists()
+    assert api.get("/v1/auth/idp/callback", {"code": "c", "state": state}).status_code == 200
