@@ -17,6 +17,7 @@ from config.outbound import outbound_request
 from platform_app.providers.git_hosts import ProviderError, ProviderUser
 
 ID_TOKEN_ALGORITHMS = ["RS256", "ES256"]
+CLAIM_TYPES = {"sub": (str, int), "email": str, "email_verified": bool, "preferred_username": str, "name": str}
 
 
 def pkce_challenge(verifier: str) -> str:
@@ -94,6 +95,9 @@ class OidcClient:
             raise Unauthenticated(f"The ID token is not valid ({exc}).", code="invalid_id_token")
         if claims.get("nonce") != nonce:
             raise Unauthenticated("The ID token's nonce does not match.", code="invalid_id_token")
+        for name, kind in CLAIM_TYPES.items():  # signed, but still the provider's word: typed before use
+            if name in claims and not isinstance(claims[name], kind):
+                raise Unauthenticated(f"The ID token's `{name}` claim is not of its type.", code="invalid_id_token")
         return ProviderUser(str(claims["sub"]), claims.get("preferred_username", ""),
                             (claims.get("email") or "").lower(), bool(claims.get("email_verified")), claims=claims)
 

@@ -159,6 +159,9 @@ def test_an_existing_account_is_not_taken_over_but_its_owner_can_link_it(api, ss
     ({"email": ""}, 409, "email_missing"),
     ({"email": "eve@example.com", "aud": "someone-else"}, 401, "invalid_id_token"),
     ({"email": "eve@example.com", "nonce": "replayed"}, 401, "invalid_id_token"),
+    ({"email": ["eve@example.com"]}, 401, "invalid_id_token"),
+    ({"email": "eve@example.com", "email_verified": "yes"}, 401, "invalid_id_token"),
+    ({"email": "eve@example.com", "preferred_username": {"x": 1}}, 401, "invalid_id_token"),
 ])
 def test_refused_sign_ins_write_no_account(api, sso_on, workspace_idp, claims, status, code):
     resp = sso_sign_in(api, workspace_idp, **claims)
