@@ -3,8 +3,8 @@ from rest_framework.response import Response
 
 from platform_app.api.identity.auth import _user_agent
 from platform_app.api.base import PlatformView, endpoint
-from platform_app.api.providers.git import (CALLBACK, PROVIDER_ERRORS, RETURN_TO, UrlSerializer, callback_code,
-                                           provider_error, redirect_uri)
+from platform_app.api.providers.git import (CALLBACK, CALLBACK_ERRORS, PROVIDER_ERRORS, RETURN_TO, UrlSerializer,
+                                           callback_code, provider_error, redirect_uri)
 from platform_app.api.identity.serializers import AuthResultSerializer
 from platform_app.providers import git_host
 from platform_app.providers.oidc import OidcProvider
@@ -41,7 +41,7 @@ class SignInStartView(PlatformView):
 class SignInCallbackView(PlatformView):
     provider = ""
 
-    @endpoint(public=True, response=AuthResultSerializer, parameters=CALLBACK, errors=PROVIDER_ERRORS,
+    @endpoint(public=True, response=AuthResultSerializer, parameters=CALLBACK, errors=CALLBACK_ERRORS,
               summary="Social sign-in callback: signs in (or creates) the user and links the identity")
     def get(self, request):
         code = callback_code(request)

@@ -142,7 +142,7 @@ class SsoStartView(PlatformView):
 
 
 class SsoCallbackView(PlatformView):
-    @endpoint(public=True, response=AuthResultSerializer, parameters=CALLBACK, errors=(502,),
+    @endpoint(public=True, response=AuthResultSerializer, parameters=CALLBACK, errors=(403, 502),
               summary="Single sign-on callback: signs in (or creates) the member and starts an SSO session")
     def get(self, request, org):
         params = request.query_params

@@ -48,6 +48,8 @@ def callback_code(request) -> str:
 
 # where a provider is called: it may not answer (502 `provider_error`) or not be configured (503)
 PROVIDER_ERRORS = (502, 503)
+# a callback also refuses a browser other than the one that started the flow (403 `oauth_state_not_bound`)
+CALLBACK_ERRORS = (403, *PROVIDER_ERRORS)
 
 
 class ConnectionSerializer(serializers.ModelSerializer):
@@ -57,7 +59,7 @@ class ConnectionSerializer(serializers.ModelSerializer):
 
 
 # where the browser goes back to after the provider: a path on this site (or a URL of an ALLOWED_RETURN_ORIGINS)
-RETURN_TO = OpenApiParameter("returnTo", {"type": "string", "pattern": r"^(/(?!/)[\s\S]*)?$"},
+RETURN_TO = OpenApiParameter("returnTo", {"type": "string", "pattern": r"^(/(?!/)[^\\\u0000-\u001f\u007f]*)?$"},
                              description="a path on this site, e.g. /dashboard/")
 ORG = [OpenApiParameter("orgId", {"type": "string", "pattern": r"\S"}, required=True,
                         description="workspace id or slug"), RETURN_TO]
@@ -91,7 +93,7 @@ class ConnectCallbackView(PlatformView):
     provider = ""
 
     @endpoint(public=True, response=ConnectionSerializer, summary="OAuth callback of a Git provider connection",
-              parameters=CALLBACK, errors=PROVIDER_ERRORS)
+              parameters=CALLBACK, errors=CALLBACK_ERRORS)
     def get(self, request):
         code = callback_code(request)
         row = state_consume(value=request.query_params.get("state", ""), purpose="connect", provider=self.provider,
@@ -107,7 +109,7 @@ class ConnectCallbackView(PlatformView):
 class GitAInstallCallbackView(PlatformView):
     @endpoint(public=True, response=ConnectionSerializer, summary="git-a app installation callback",
               parameters=[OpenApiParameter("installation_id", str), OpenApiParameter("setup_action", str), *CALLBACK],
-              errors=PROVIDER_ERRORS)
+              errors=CALLBACK_ERRORS)
     def get(self, request):
         installation_id = request.query_params.get("installation_id", "")
         if not installation_id.isdigit():
@@ -142,7 +144,7 @@ class GitAUserLinkView(PlatformView):
 
 class GitAUserCallbackView(PlatformView):
     @endpoint(public=True, response=ConnectionSerializer, summary="git-a user-link callback", parameters=CALLBACK,
-              errors=PROVIDER_ERRORS)
+              errors=CALLBACK_ERRORS)
     def get(self, request):
         code = callback_code(request)
         row = state_consume(value=request.query_params.get("state", ""), purpose="link", provider="git-a",
