@@ -11,6 +11,11 @@ in turn inside a transaction.
 (elsewhere: first in the same transaction): when it is false nothing is written and write_together returns
 False. A rule such as "fewer than N failed records" then costs no round trip of its own.
 
+`take=(update_sql, params)` is an `UPDATE ... WHERE <enough is left>` (ending in its WHERE) that must change one
+row for the rows to be written (a balance's hold): on PostgreSQL it is one more part of the same statement, run
+only when `only_if` holds, so its row lock lasts one statement and not a transaction of several round trips. When
+it changes nothing, nothing is written and `NothingTaken` is raised.
+
 The rows may refer to each other only through keys known before the write (a PrefixedIdField draws its id at
 construction); an auto-increment key of a new row is read back and set on its instance. Unlike save(), an
 update whose row is gone changes nothing and raises nothing, and a model must live in one table (no multi-table
@@ -26,6 +31,10 @@ from django.db.models.signals import post_save, pre_save
 # (model, update fields or None, guarded) -> (text, fields, RETURNING attribute); PostgreSQL only
 _STATEMENTS: dict = {}
 GUARD = "(SELECT ok FROM guard)"  # the only_if expression's value, as the guarded statements read it
+
+
+class NothingTaken(Exception):
+    """`take` changed no row (not enough was left): nothing was written."""
 
 
 def _statement(model, update_fields, guarded, connection) -> tuple[str, list, str | None]:
@@ -73,8 +82,9 @@ def _saved_one_by_one(obj, new: bool) -> bool:
     return pre_save.has_listeners(sender) or post_save.has_listeners(sender) or preset_auto
 
 
-def write_together(*new_rows, updates=(), only_if: tuple[str, list] | None = None) -> bool:
-    """Write the rows; False when `only_if` was false and nothing was written."""
+def write_together(*new_rows, updates=(), only_if: tuple[str, list] | None = None,
+                   take: tuple[str, list] | None = None) -> bool:
+    """Write the rows; False when `only_if` was false and nothing was written (NothingTaken: see `take`)."""
     updates = [(obj, tuple(fields)) for obj, fields in updates]
     using = router.db_for_write(type((new_rows or updates[0])[0]))
     connection = connections[using]
@@ -86,14 +96,26 @@ def write_together(*new_rows, updates=(), only_if: tuple[str, list] | None = Non
                     cursor.execute(f"SELECT {only_if[0]}", only_if[1])
                     if not cursor.fetchone()[0]:
                         return False
+            if take is not None:
+                with connection.cursor() as cursor:
+                    cursor.execute(*take)
+                    if cursor.rowcount != 1:
+                        raise NothingTaken()
             for obj in new_rows:
                 obj.save(force_insert=True, using=using)
             for obj, fields in updates:
                 obj.save(update_fields=fields, using=using)
         return True
-    guarded = only_if is not None
+    guarded = only_if is not None or take is not None
     parts, params, autos = [], [], []
-    if guarded:
+    if take is not None:
+        # the rule first, then the take only where the rule holds: the guard is both
+        parts.append(f"rule AS (SELECT {only_if[0] if only_if else 'true'} AS ok)")
+        params += only_if[1] if only_if else []
+        parts.append(f"took AS ({take[0]} AND (SELECT ok FROM rule) RETURNING 1)")
+        params += take[1]
+        parts.append("guard AS (SELECT (SELECT ok FROM rule) AND EXISTS (SELECT 1 FROM took) AS ok)")
+    elif guarded:
         parts.append(f"guard AS (SELECT {only_if[0]} AS ok)")
         params += only_if[1]
     for n, (obj, update_fields) in enumerate([(obj, None) for obj in new_rows] + updates):
@@ -105,6 +127,8 @@ def write_together(*new_rows, updates=(), only_if: tuple[str, list] | None = Non
         if auto:
             autos.append((obj, auto, f"(SELECT * FROM s{n})"))
     selected = [GUARD] if guarded else []
+    if take is not None:
+        selected.append("(SELECT ok FROM rule)")
     selected += [expr for *_, expr in autos]
     statement = f"WITH {', '.join(parts)} SELECT {', '.join(selected) or '1'}"
     # Inside a caller's transaction a failing statement would spoil it: a savepoint keeps the failure ours.
@@ -112,7 +136,13 @@ def write_together(*new_rows, updates=(), only_if: tuple[str, list] | None = Non
         with connection.cursor() as cursor:
             cursor.execute(statement, params)
             row = cursor.fetchone()
-    if guarded:
+    if take is not None:
+        ok, rule_ok, *row = row
+        if not ok:
+            if rule_ok:
+                raise NothingTaken()
+            return False
+    elif guarded:
         ok, *row = row
         if not ok:
             return False

@@ -105,3 +105,28 @@ def test_on_postgresql_the_condition_is_read_by_the_same_statement_and_values_ke
     with pytest.raises(DataError):
         write_together(record, key_row, delivery, only_if=_fewer_records_than(5))
     assert OtpRecord.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_take_that_changes_no_row_writes_nothing_and_one_that_does_writes_all(workspace):
+    from config.writes import NothingTaken
+    from otp_app.models import Balance
+    from otp_app.services.balance import price_hold_statement
+
+    api_key = ApiKeyFactory(workspace=workspace)
+    Balance.objects.create(workspace=workspace, amount=3)
+    hold = lambda: price_hold_statement(workspace_id=workspace.pk, channel="email")[1]  # noqa: E731
+    always, never = ("1 = %s", [1]), ("1 = %s", [2])
+    with CaptureQueriesContext(connection) as captured:
+        assert write_together(*_rows(api_key, uuid.uuid4()), take=hold(), only_if=always) is True
+    if connection.vendor == "postgresql":
+        statements = [q["sql"] for q in captured if "SAVEPOINT" not in q["sql"]]
+        assert len(statements) == 1 and statements[0].startswith("WITH") and "UPDATE" in statements[0]  # one
+    price = Balance.objects.get().amount
+    assert price < 3 and OtpRecord.objects.count() == 1
+    assert write_together(*_rows(api_key, uuid.uuid4()), take=hold(), only_if=never) is False  # no hold either
+    assert Balance.objects.get().amount == price
+    Balance.objects.update(amount=0)
+    with pytest.raises(NothingTaken):
+        write_together(*_rows(api_key, uuid.uuid4()), take=hold())
+    assert (OtpRecord.objects.count(), Delivery.objects.count(), Balance.objects.get().amount) == (1, 1, 0)

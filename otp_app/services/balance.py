@@ -39,6 +39,17 @@ def price_hold(*, workspace_id, channel: str) -> int | None:
     return price if taken else None
 
 
+def price_hold_statement(*, workspace_id, channel: str) -> tuple[int, tuple[str, list] | None]:
+    """A live send's price and the UPDATE that holds it, for `write_together(take=...)`: the hold then rides in the
+    send's one statement and the balance row is locked for that statement only. (0, None) for a free channel."""
+    price = settings.OTP_PRICES.get(channel, 0)
+    if price <= 0:
+        return 0, None
+    table = Balance._meta.db_table
+    return price, (f'UPDATE "{table}" SET "amount" = "amount" - %s, "updated_at" = %s '
+                   f'WHERE "workspace_id" = %s AND "amount" >= %s', [price, timezone.now(), workspace_id, price])
+
+
 def hold_release(*, delivery) -> int:
     """Give a delivery's hold back to the balance (it ended without a charge); how much came back. A second
     call, or one for a delivery already charged, gives nothing."""

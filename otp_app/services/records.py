@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from config import ratelimit
 from config.ratelimit import Limit
-from config.writes import write_together
+from config.writes import NothingTaken, write_together
 from otp_app.models import Delivery, IdempotencyKey, OtpRecord
 from otp_app.services import balance as balance_services
 from otp_app.services.codes import code_hash, code_new, code_seal
@@ -157,26 +157,18 @@ def _record_create(*, api_key, recipient, locale, route, idempotency_key, finger
         rows.append(IdempotencyKey(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record))
     delivery = Delivery(record=record, send_number=1, channel=route[0], sealed_code=code_seal(code))
     only_if = _fewer_failed_records(workspace_id=api_key.workspace_id, recipient=recipient)
-    if api_key.mode == "live":
-        with transaction.atomic():  # the hold and the rows together: a refused write gives the price back
-            delivery.reserved = _hold(workspace_id=api_key.workspace_id, channel=route[0])
-            written = write_together(*rows, delivery, only_if=only_if)
-            if not written:
-                transaction.set_rollback(True)
-    else:  # all or none: a key taken meanwhile leaves no record behind
-        written = write_together(*rows, delivery, only_if=only_if)
+    take = None
+    if api_key.mode == "live":  # the hold and the rows in one statement: all or none
+        delivery.reserved, take = balance_services.price_hold_statement(workspace_id=api_key.workspace_id,
+                                                                        channel=route[0])
+    try:  # a key taken meanwhile leaves no record behind, and no hold
+        written = write_together(*rows, delivery, only_if=only_if, take=take)
+    except NothingTaken:
+        raise InsufficientBalance() from None
     if not written:
         return None
     transaction.on_commit(functools.partial(deliveries_wake, drain_seen_at=drain_seen_at))
     return record
-
-
-def _hold(*, workspace_id, channel: str) -> int:
-    """Hold a live send's price on the balance (402 when it does not cover it)."""
-    held = balance_services.price_hold(workspace_id=workspace_id, channel=channel)
-    if held is None:
-        raise InsufficientBalance()
-    return held
 
 
 def record_get(*, api_key, record_id: str, lock: bool = False) -> OtpRecord:
