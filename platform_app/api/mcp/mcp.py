@@ -26,6 +26,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import FormParser, JSONParser
 
+from config.errors import ApplicationError
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
 from platform_app.services.identity.scopes import ALL_SCOPES
@@ -201,10 +202,17 @@ class AuthorizeView(PlatformView):
         else:
             asked["scopes"] = granted
             workspace = None
-            if request.data.get("workspace"):
-                from platform_app.services.teams.workspaces import workspace_for_member
+            if request.data.get("workspace"):  # bound to it through the one access check, as every way in
+                from platform_app.services.org.access import workspace_enter
 
-                workspace, _ = workspace_for_member(user=request.user, ref=request.data["workspace"])
+                credential = Credential(ip=self.ip, cookie_session=request.session)
+                try:
+                    workspace = workspace_enter(user=request.user, ref=request.data["workspace"], scope=None,
+                                                credential=credential).workspace
+                except ApplicationError as exc:
+                    refused = oauth.OAuthError(exc.code, exc.message, exc.status)
+                    return render(request, "platform_app/mcp/authorize_error.html", {"error": refused},
+                                  status=exc.status)
             query["code"] = oauth.authorization_code_create(user=request.user, request=asked, workspace=workspace)
         separator = "&" if "?" in asked["redirect_uri"] else "?"
         return HttpResponseRedirect(asked["redirect_uri"] + separator + urlencode(query))

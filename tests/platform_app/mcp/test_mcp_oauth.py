@@ -295,3 +295,19 @@ def test_the_account_page_lists_connected_agents_and_disconnects_one(alice, bob,
     assert bearer_client("mcpa_mine").get("/v1/orgs/acme/projects").status_code == 401
     assert bearer_client("mcpa_theirs").get("/v1/orgs/acme/projects").status_code != 401
     assert "No agent is connected." in browser.get("/dashboard/account/").content.decode()
+
+
+def test_consent_binds_a_workspace_only_through_the_access_check(browser, workspace):
+    """Outside the workspace's IP allowlist the consent page refuses to bind it, as REST and pages do."""
+    from tests.platform_app.org.factories import IpAllowlistEntryFactory
+
+    client = McpClientFactory()
+    IpAllowlistEntryFactory(workspace=workspace, cidr="203.0.113.0/24")
+    resp = browser.post("/v1/mcp/authorize", {**authorize_query(client.pk), "decision": "approve",
+                                              "granted": ["read"], "workspace": workspace.pk})
+    assert resp.status_code == 403 and b"ip_not_allowed" in resp.content
+    assert not McpAuthorizationCode.objects.exists()
+    other = WorkspaceFactory()  # not a member: 404, nothing granted
+    resp = browser.post("/v1/mcp/authorize", {**authorize_query(client.pk), "decision": "approve",
+                                              "granted": ["read"], "workspace": other.pk})
+    assert resp.status_code == 404 and not McpAuthorizationCode.objects.exists()
