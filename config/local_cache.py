@@ -5,6 +5,11 @@ drops all of them when the cache's shared version key (in the Django cache, Redi
 `invalidate()` clears this process at once and writes a new version, which the other processes read at most every
 `check_setting` seconds. For data read on every request and changed rarely: the hosts the edge serves, the pages
 it caches, the warehouse directory's facets.
+
+Entries may carry a tag (the edge tags a host's entry with its project): `invalidate_tags(tags)` drops only the
+entries with those tags, here at once and elsewhere at the next check (a numbered log of tag sets in the shared
+cache; a process that fell too far behind, or finds a number gone, clears everything). Untagged entries stay, and
+so do the generation and `clears`: what was derived from them (kept answers) stays current.
 """
 import secrets
 import threading
@@ -41,12 +46,19 @@ class LocalCache:
         self._version = None
         self._next_check = 0.0
         self._generation = 0  # bumped by every clear: a value computed before a clear is not stored after it
+        self._tagged: dict = {}  # tag -> keys of the entries carrying it
+        self._tag_drops = 0  # bumped by every drop of tags: likewise for a value computed meanwhile
+        self._tag_log_seen = None  # the number of the last tag set read from the shared log
         self._lock = threading.Lock()
         _ALL.add(self)
 
     @property
     def version_key(self) -> str:
         return f"local-cache:{self.name}:version"
+
+    @property
+    def tag_log_key(self) -> str:
+        return f"local-cache:{self.name}:tag-log"
 
     def shared_version(self):
         """The version all processes' entries belong to, as the shared cache holds it (None before the first
@@ -61,12 +73,35 @@ class LocalCache:
     def _sync(self, now: float) -> None:
         self._next_check = now + getattr(settings, self.check_setting)
         try:
-            version = self.shared_version()
+            shared = cache.get_many([self.version_key, self.tag_log_key])
         except Exception:  # noqa: BLE001 - cache unreachable: keep entries only for their short ttl
-            version = MISSING
+            shared = {self.version_key: MISSING}
+        version, logged = shared.get(self.version_key), shared.get(self.tag_log_key, 0)
         if version != self._version:
             self._version = version
+            self._tag_log_seen = logged
             self.clear()
+        elif logged != self._tag_log_seen:
+            self._tags_catch_up(logged)
+
+    TAG_LOG_KEPT = 256  # tag sets a process may be behind and still catch up; the log keeps each an hour
+
+    def _tags_catch_up(self, logged: int) -> None:
+        seen, self._tag_log_seen = self._tag_log_seen, logged
+        if seen is None:
+            return  # the first look, before anything was kept: the log's position is all it needs
+        if not 0 < logged - seen <= self.TAG_LOG_KEPT:
+            self.clear()  # too far behind, or the log restarted
+            return
+        numbers = [f"{self.tag_log_key}:{n}" for n in range(seen + 1, logged + 1)]
+        try:
+            found = cache.get_many(numbers)
+        except Exception:  # noqa: BLE001
+            found = {}
+        if len(found) < len(numbers):
+            self.clear()
+            return
+        self._drop_tags({tag for tags in found.values() for tag in tags})
 
     def get(self, key):
         now = time.monotonic()
@@ -75,26 +110,63 @@ class LocalCache:
         entry = self._entries.get(key)
         if entry is None:
             return MISSING
-        expires, value, _size = entry
+        expires, value, _size, _tag = entry
         if expires <= now:
             return MISSING
         return value
 
-    def set(self, key, value, *, size: int = 0, generation: int | None = None) -> None:
-        if generation is not None and generation != self._generation:
+    @property
+    def stamp(self) -> tuple:
+        """What `set(generation=...)` compares for a value that may carry a tag: no clear and no drop of tags
+        since."""
+        return self._generation, self._tag_drops
+
+    def set(self, key, value, *, size: int = 0, generation: int | tuple | None = None, tag=None) -> None:
+        if generation is not None and generation != (self.stamp if isinstance(generation, tuple) else self._generation):
             return  # invalidated while the value was computed
         if self.max_bytes is not None and size > self.max_bytes:
             return
         with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[2]
-            self._entries[key] = (time.monotonic() + self.ttl, value, size)
+            self._pop(key)
+            self._entries[key] = (time.monotonic() + self.ttl, value, size, tag)
             self._bytes += size
+            if tag is not None:
+                self._tagged.setdefault(tag, set()).add(key)
             while self._entries and (len(self._entries) > self.max_entries
                                      or (self.max_bytes is not None and self._bytes > self.max_bytes)):
-                _, (_, _, dropped) = self._entries.popitem(last=False)
-                self._bytes -= dropped
+                self._pop(next(iter(self._entries)))
+
+    def _pop(self, key) -> None:
+        entry = self._entries.pop(key, None)
+        if entry is None:
+            return
+        self._bytes -= entry[2]
+        if entry[3] is not None:
+            keys = self._tagged.get(entry[3])
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._tagged[entry[3]]
+
+    def _drop_tags(self, tags) -> None:
+        with self._lock:
+            self._tag_drops += 1
+            for tag in tags:
+                for key in list(self._tagged.get(tag, ())):
+                    self._pop(key)
+
+    def invalidate_tags(self, tags) -> None:
+        """Drop the entries carrying any of `tags`, here now and in every other process at its next check."""
+        tags = list(tags)
+        self._drop_tags(tags)
+        try:
+            cache.add(self.tag_log_key, 0, None)
+            number = cache.incr(self.tag_log_key)
+            cache.set(f"{self.tag_log_key}:{number}", tags, 3600)
+            if self._tag_log_seen == number - 1:
+                self._tag_log_seen = number  # ours: nothing more to drop here
+        except Exception:  # noqa: BLE001 - cache unreachable: other processes see the change within their ttl
+            pass
 
     def holds(self, generation: int, now: float) -> bool:
         """Whether what was read here at `generation` is still current without reading the shared version: nothing
@@ -107,6 +179,7 @@ class LocalCache:
             clears += 1
             self._generation += 1
             self._entries.clear()
+            self._tagged.clear()
             self._bytes = 0
 
     def reset(self) -> None:
@@ -114,6 +187,7 @@ class LocalCache:
         self.clear()
         self._next_check = 0.0
         self._version = None
+        self._tag_log_seen = None
 
     def invalidate(self) -> None:
         """Drop every entry here now, and in every other process at its next version check."""

@@ -33,7 +33,7 @@ from platform_app.services.deployments.artifacts import artifact_local
 from platform_app.services.automation import edge_metrics  # per-project counters for alerts and metering
 from platform_app.services.domains.routing import DomainRedirect, domain_resolve
 from platform_app.services.edge import analytics, firewall, preview
-from platform_app.services.edge.hostcache import MISSING, hosts
+from platform_app.services.edge.hostcache import MISSING, host_tag, hosts
 from platform_app.services.edge.paths import Target, path_normalize, served_names, static_lookup
 from platform_app.services.projects.addresses import deployment_at
 from platform_app.services.resources.tunnels import NoAnswer, NotConnected, TunnelHost, tunnel_request, tunnel_resolve
@@ -61,9 +61,9 @@ def site_for(host: str) -> Site:
     key = host.lower()
     site = hosts.get(key)
     if site is MISSING:
-        generation = hosts.generation
+        stamp = hosts.stamp
         site = _site(key)
-        hosts.set(key, site, generation=generation)
+        hosts.set(key, site, generation=stamp, tag=host_tag(site))
     return site
 
 

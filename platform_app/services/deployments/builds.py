@@ -126,7 +126,7 @@ def _finish_ready(deployment, *, framework: str, snapshot: dict) -> str:
     row.save()
     if row.component_id:  # a component's deploy: it rolls the component out, production stays as it is
         Component.objects.filter(pk=row.component_id).update(deployment=row)
-        edge_hosts_invalidate()
+        edge_hosts_invalidate(project_id=row.project_id)
     elif row.env == "production":
         Project.objects.filter(pk=row.project_id).update(production_deployment=row)
     event_record(row, "ready")

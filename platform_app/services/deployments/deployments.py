@@ -236,7 +236,7 @@ def deployment_rollback(*, project, deployment_id: str | None, actor=None, ip: s
     previous = project.production_deployment_id
     project.production_deployment = target
     project.save(update_fields=["production_deployment"])
-    edge_hosts_invalidate()  # every web process serves the new production deployment within a second
+    edge_hosts_invalidate(project_id=project.pk)  # every web process serves the new deployment within a second
     event_record(target, "promoted", f"rolled back production from {previous or 'nothing'}")
     audit_record(workspace=project.workspace, actor=actor, action="deployment.rolled_back", target=target,
                  data={"from": previous, "to": target.pk, "commit": target.commit_sha}, ip=ip)

@@ -159,7 +159,7 @@ def component_delete(*, project, component_id: str, actor=None, ip: str = "") ->
     audit_record(workspace=project.workspace, actor=actor, action="component.deleted", target=component,
                  data={"name": component.name}, ip=ip)
     component.delete()
-    edge_hosts_invalidate()
+    edge_hosts_invalidate(project_id=project.pk)
     return component
 
 

@@ -82,3 +82,44 @@ def test_a_computed_value_is_kept_only_when_keep_says_so_and_sized_by_its_size_f
     assert cache.get("short") == (1, 2)
     assert cache.get_or_compute("long", lambda: (1, 2, 3), size=lambda ids: 4 * len(ids)) == (1, 2, 3)
     assert cache.get("long") is MISSING  # 12 bytes: over the bound
+
+
+def test_a_deployment_of_one_project_leaves_every_other_host_cached(site, edge, client, workspace, settings):
+    """Invalidation per project: another project's new deployment keeps this host's entry (no query), keeps the
+    platform's own host entry and what was derived from it (the generation kept answers check), and reaches its
+    own hosts, including one that served nothing until now."""
+    import time
+
+    from config import local_cache
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    other = ProjectFactory(workspace=workspace, slug="other")
+    (settings.ARTIFACT_ROOT / "other-1").mkdir(parents=True)
+    (settings.ARTIFACT_ROOT / "other-1" / "index.html").write_text("other")
+    assert edge("/").status_code == 200
+    assert client.get("/", HTTP_HOST="other.localhost").status_code == 404  # nothing served there yet: cached
+    generation, clears = hosts.generation, local_cache.clears
+
+    deployment = DeploymentFactory(project=other, env="production", status="ready", artifact_path="other-1")
+    other.production_deployment = deployment
+    other.save(update_fields=["production_deployment"])
+
+    with CaptureQueriesContext(connection) as queries:
+        assert edge("/").status_code == 200
+    assert len(queries) == 0, [q["sql"] for q in queries]  # site.localhost kept its entry
+    assert hosts.holds(generation, time.monotonic()) and local_cache.clears == clears  # kept answers stand
+    assert client.get("/", HTTP_HOST="other.localhost").content == b"other"  # its own host moved at once
+
+
+def test_other_processes_drop_only_the_projects_hosts(site, settings):
+    settings.EDGE_LOCAL_CHECK_SECONDS = 0
+    other = LocalCache(hosts.name, ttl=60, check_setting="EDGE_LOCAL_CHECK_SECONDS")  # another web process
+    other.get("warm")
+    other.set("site.localhost", "site's answer", tag=site.pk)
+    other.set("b.localhost", "another project's answer", tag="prj_other")
+    other.set("platform", "the platform itself")
+    edge_hosts_invalidate(project_id=site.pk)
+    assert other.get("site.localhost") is MISSING
+    assert other.get("b.localhost") == "another project's answer" and other.get("platform") == "the platform itself"
+    edge_hosts_invalidate()  # a domain change: everything
+    assert other.get("b.localhost") is MISSING and other.get("platform") is MISSING
