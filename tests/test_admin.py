@@ -56,6 +56,7 @@ FACTORIES = {
     platform.Addon: resources.AddonFactory, platform.Component: resources.ComponentFactory,
     platform.Volume: resources.VolumeFactory,
     platform.McpClient: mcp.McpClientFactory, platform.McpAuthorizationCode: mcp.McpAuthorizationCodeFactory,
+    platform.DeviceAuthorization: identity.DeviceAuthorizationFactory,
     platform.McpToken: mcp.McpTokenFactory,
     platform.Incident: staff_factories.IncidentFactory, platform.IncidentUpdate: staff_factories.IncidentUpdateFactory,
     platform.ProbeSample: staff_factories.ProbeSampleFactory, platform.ProbeHour: staff_factories.ProbeHourFactory,

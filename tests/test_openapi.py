@@ -130,6 +130,7 @@ OAUTH_ERROR = {"application/json": {"$ref": "#/components/schemas/McpOAuthError"
 REFUSED_PAGE = {"text/html": {"type": "string"}}
 OWN_ERRORS = {("post", "/v1/mcp/token", "400"): OAUTH_ERROR, ("post", "/v1/mcp/token", "401"): OAUTH_ERROR,
               ("post", "/v1/mcp/register", "400"): OAUTH_ERROR,
+              ("post", "/v1/auth/device/code", "400"): OAUTH_ERROR, ("post", "/v1/auth/device/token", "400"): OAUTH_ERROR,
               ("get", "/v1/mcp/authorize", "400"): REFUSED_PAGE, ("post", "/v1/mcp/authorize", "400"): REFUSED_PAGE}
 
 
@@ -191,7 +192,7 @@ def test_request_bodies_refuse_unknown_fields(api, service):
     for path, body in bodies:
         if body.get("format") == "binary":  # an archive, not an object (a builder's upload)
             continue
-        if path.startswith("/v1/mcp"):  # JSON-RPC and OAuth bodies: their standards say unknown members are ignored
+        if path.startswith(("/v1/mcp", "/v1/auth/device/")):  # JSON-RPC and OAuth bodies: their standards say unknown members are ignored
             assert resolve(doc, body).get("additionalProperties") is not False, path
             continue
         assert resolve(doc, body)["additionalProperties"] is False, path

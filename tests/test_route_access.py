@@ -76,6 +76,7 @@ PUBLIC = {
     # authorize (a consent page for a signed-in user), token and client registration
     "GET /v1/mcp", "POST /v1/mcp", "DELETE /v1/mcp", "GET /v1/mcp/authorize", "POST /v1/mcp/authorize",
     "POST /v1/mcp/token", "POST /v1/mcp/register",
+    "POST /v1/auth/device/code", "POST /v1/auth/device/token",  # RFC 8628: the device has no credential yet
     "POST /api/v1/callbacks/twilio",
     "POST /api/auth/login", "POST /api/auth/signup", "GET /api/health",
     "GET /api/warehouses", "GET /api/warehouses/search", "GET /api/warehouses/{slug}", "GET /api/cities",

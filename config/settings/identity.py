@@ -16,6 +16,11 @@ EMAIL_VERIFICATION_TTL_HOURS = env.int("EMAIL_VERIFICATION_TTL_HOURS", default=7
 EMAIL_VERIFICATION_SENDS_PER_HOUR = env.int("EMAIL_VERIFICATION_SENDS_PER_HOUR", default=5)
 REFRESH_TOKEN_TTL_DAYS = env.int("REFRESH_TOKEN_TTL_DAYS", default=30)
 API_TOKEN_MAX_DAYS = env.int("API_TOKEN_MAX_DAYS", default=366)
+# Device authorization (`svc login`, RFC 8628): how long a code waits for approval, how often the device may poll,
+# how long the token it receives lasts.
+DEVICE_CODE_TTL_SECONDS = env.int("DEVICE_CODE_TTL_SECONDS", default=900)
+DEVICE_POLL_INTERVAL_SECONDS = env.int("DEVICE_POLL_INTERVAL_SECONDS", default=5)
+DEVICE_TOKEN_DAYS = env.int("DEVICE_TOKEN_DAYS", default=90)
 
 # Sign-in and MFA brute-force limits (docs/auth.md), counted in the database per window:
 # per (account, client address) a hard limit; per account a ceiling past which attempts are slowed with
@@ -29,6 +34,8 @@ AUTH_SLOWDOWN_BASE_SECONDS = env.float("AUTH_SLOWDOWN_BASE_SECONDS", default=2.0
 AUTH_SLOWDOWN_MAX_SECONDS = env.float("AUTH_SLOWDOWN_MAX_SECONDS", default=300.0)
 IDENTITY_BEAT = {
     "attempt-counters-sweep": {"task": "platform_app.tasks.identity.attempt_counters_prune", "schedule": 3600.0},
+    "device-authorizations-purge": {"task": "platform_app.tasks.identity.device_authorizations_purge",
+                                    "schedule": 3600.0},
 }
 # Proxies in front of the application that append to X-Forwarded-For; 0 = use the connection's address.
 TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)

@@ -3,8 +3,8 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from platform_app.services.identity.email_verification import email_change
-from platform_app.models import (ApiToken, AttemptCounter, AuditEvent, AuthSession, Membership, RefreshToken, User,
-                                 Workspace)
+from platform_app.models import (ApiToken, AttemptCounter, AuditEvent, AuthSession, DeviceAuthorization, Membership,
+                                 RefreshToken, User, Workspace)
 
 
 @admin.register(User)
@@ -60,6 +60,18 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_select_related = ("user", "workspace")
     exclude = ("token_hash",)
     readonly_fields = ("id", "prefix", "user", "workspace", "scopes", "created_at", "last_used_at")
+
+
+@admin.register(DeviceAuthorization)
+class DeviceAuthorizationAdmin(admin.ModelAdmin):
+    """Device logins (`svc login`): who approved what; the codes are hashes and never shown."""
+    list_display = ("client_id", "status", "user", "workspace", "granted_scopes", "created_at", "expires_at")
+    list_filter = ("status",)
+    search_fields = ("client_id", "user__email")
+    list_select_related = ("user", "workspace")
+    exclude = ("device_code_hash", "user_code_hash")
+    readonly_fields = ("client_id", "scopes", "status", "user", "workspace", "granted_scopes", "token", "created_at",
+                       "expires_at", "polled_at")
 
 
 @admin.register(AuthSession)

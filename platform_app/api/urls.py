@@ -2,6 +2,7 @@
 from django.urls import include, path
 
 from platform_app.api.identity import auth
+from platform_app.api.identity import device
 from platform_app.api.identity import email
 from platform_app.api.identity import mfa
 from platform_app.api.identity import tokens
@@ -23,6 +24,8 @@ urlpatterns = [
     path("auth/email/verification", email.EmailVerificationView.as_view()),
     path("auth/email/verify", email.EmailVerifyView.as_view()),
     path("auth/token/introspect", auth.IntrospectView.as_view()),
+    path("auth/device/code", device.DeviceCodeView.as_view()),
+    path("auth/device/token", device.DeviceTokenView.as_view()),
     # MFA
     path("auth/mfa", mfa.FactorListView.as_view()),
     path("auth/mfa/totp", mfa.TotpEnrolView.as_view()),

@@ -216,3 +216,34 @@ def session_revoke(request, session_id):
     auth.session_revoke(session=session)
     messages.success(request, "Session signed out.")
     return redirect("account")
+
+
+@login_required
+def device_approve(request):
+    """`/device`: the signed-in user approves or denies a device's login (`svc login`, RFC 8628) by its user
+    code, choosing the scopes (never above the role) and, optionally, the one workspace the token may act in,
+    entered through the access service like every way into a workspace."""
+    from platform_app.services.identity import device
+    from platform_app.services.org.access import Credential, workspace_enter
+    from platform_app.services.teams.workspaces import workspaces_of
+
+    code = (request.POST.get("code") or request.GET.get("code") or "").strip()[:20]
+    context = {"code": code, "pending": None, "workspaces": workspaces_of(request.user)}
+    if not code:
+        return render(request, "platform_app/identity/device.html", context)
+    try:
+        context["pending"] = device.device_authorization_pending(user_code=code)
+        if request.method == "POST" and request.POST.get("decision") in ("approve", "deny"):
+            workspace = None
+            if request.POST.get("workspace"):
+                workspace = workspace_enter(user=request.user, ref=request.POST["workspace"], scope=None,
+                                            credential=Credential(ip=client_ip(request),
+                                                                  cookie_session=request.session)).workspace
+            decided = device.device_authorization_decide(
+                user=request.user, user_code=code, approve=request.POST["decision"] == "approve",
+                scopes=request.POST.getlist("scopes"), workspace=workspace)
+            return render(request, "platform_app/identity/device.html", {**context, "decided": decided})
+    except ApplicationError as exc:
+        context["error"] = exc
+        return render(request, "platform_app/identity/device.html", context, status=exc.status)
+    return render(request, "platform_app/identity/device.html", context)

@@ -12,6 +12,7 @@ urlpatterns = [
     path("dashboard/login/", identity.sign_in, name="login"),
     path("dashboard/logout/", identity.sign_out, name="logout"),
     path("dashboard/account/", identity.account, name="account"),
+    path("device", identity.device_approve, name="device"),
     path("dashboard/account/mfa/", identity.mfa_enrol, name="mfa-enrol"),
     path("dashboard/account/mfa/<str:factor_id>/remove", identity.mfa_remove, name="mfa-remove"),
     path("dashboard/account/sessions/<str:session_id>/revoke", identity.session_revoke, name="session-revoke"),

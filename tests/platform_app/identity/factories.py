@@ -7,7 +7,7 @@ from django.utils import timezone
 from django_otp.plugins.otp_totp.models import TOTPDevice
 from factory.django import DjangoModelFactory
 
-from platform_app.models import AttemptCounter, AuditEvent, AuthSession, RefreshToken
+from platform_app.models import AttemptCounter, AuditEvent, AuthSession, DeviceAuthorization, RefreshToken
 from platform_app.services.identity.keys import sha256_hex
 from tests.factories import UserFactory
 
@@ -58,3 +58,14 @@ class TOTPDeviceFactory(DjangoModelFactory[TOTPDevice]):
     user = factory.SubFactory(UserFactory)
     name = "Phone"
     confirmed = True
+
+
+class DeviceAuthorizationFactory(DjangoModelFactory[DeviceAuthorization]):
+    class Meta:
+        model = DeviceAuthorization
+
+    device_code_hash = factory.Sequence(lambda n: f"{n:064x}")
+    user_code_hash = factory.Sequence(lambda n: f"{n + 10**9:064x}")
+    client_id = "svc-cli"
+    scopes = factory.LazyFunction(lambda: ["read", "deploy"])
+    expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(minutes=15))
