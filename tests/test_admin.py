@@ -47,7 +47,7 @@ FACTORIES = {
     platform.AttemptCounter: identity.AttemptCounterFactory, platform.AuditEvent: identity.AuditEventFactory,
     platform.ProjectGroup: projects.ProjectGroupFactory, platform.Project: projects.ProjectFactory,
     platform.Invitation: teams.InvitationFactory,
-    platform.Deployment: deploy.DeploymentFactory, platform.DeploymentEvent: deploy.DeploymentEventFactory,
+    platform.Deployment: deploy.DeploymentFactory, platform.SourceUpload: deploy.SourceUploadFactory, platform.DeploymentEvent: deploy.DeploymentEventFactory,
     platform.LogLine: deploy.LogLineFactory, platform.RuntimeLogLine: deploy.RuntimeLogLineFactory,
     platform.DeployHook: deploy.DeployHookFactory, platform.WebhookDelivery: deploy.WebhookDeliveryFactory,
     platform.DoctorReport: deploy.DoctorReportFactory, platform.AgentInvite: agents.AgentInviteFactory,

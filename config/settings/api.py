@@ -24,10 +24,13 @@ REQUEST_BODY_LIMITS = {
     "platform_app.api.agents.agents.AgentHeartbeatView": 4 * 1024 * 1024,
     "platform_app.api.deployments.doctor.GitAWebhookView": 25 * 1024 * 1024,
     "platform_app.api.deployments.builds.BuildArtifactView": ARTIFACT_MAX_BYTES,
+    # checked against UPLOAD_MAX_BYTES by the view, which names that limit in its 413
+    "platform_app.api.deployments.sources.SourceUploadView": ARTIFACT_MAX_BYTES,
 }
 # Of those, the ones that read their body as a stream (a builder's archive): only the declared length is
 # checked before the view, which reads it to disk itself instead of into memory.
-REQUEST_BODY_STREAMED = {"platform_app.api.deployments.builds.BuildArtifactView"}
+REQUEST_BODY_STREAMED = {"platform_app.api.deployments.builds.BuildArtifactView",
+                         "platform_app.api.deployments.sources.SourceUploadView"}
 
 # Each service publishes its own schema; config/schema.py narrows these per service.
 SPECTACULAR_SETTINGS = {

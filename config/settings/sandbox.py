@@ -39,6 +39,10 @@ INSTANCE_CPU_SHARE = env.float("INSTANCE_CPU_SHARE", default=1.0)
 # What a build may output, and its source archive.
 ARTIFACT_MAX_BYTES = env.int("ARTIFACT_MAX_BYTES", default=512 * 1024 * 1024)
 ARTIFACT_MAX_FILES = env.int("ARTIFACT_MAX_FILES", default=50_000)
+# A folder sent by the command-line client (`POST P/sources`): its tar.gz, and the files in it. Unpacked it is
+# bounded like an output (ARTIFACT_MAX_BYTES).
+UPLOAD_MAX_BYTES = env.int("UPLOAD_MAX_BYTES", default=100 * 1024 * 1024)
+UPLOAD_MAX_FILES = env.int("UPLOAD_MAX_FILES", default=20_000)
 # Archives (sources, outputs) are kept through Django's storage API: the filesystem by default, an
 # S3-compatible bucket when ARTIFACTS_S3_BUCKET is set; nodes download them by their token or a presigned URL.
 ARTIFACTS_S3_BUCKET = env("ARTIFACTS_S3_BUCKET", default="")

@@ -5,7 +5,7 @@ from django.utils.html import format_html
 from config.client_ip import client_ip
 from config.errors import ApplicationError
 from platform_app.models import (Deployment, DeployHook, DeploymentEvent, DoctorReport, LogLine, RuntimeLogLine,
-                                 WebhookDelivery)
+                                 SourceUpload, WebhookDelivery)
 from platform_app.services.deployments.deployments import deployment_cancel, deployment_rollback, deployment_trigger
 
 LOG_TAIL_LINES = 200
@@ -81,7 +81,7 @@ class DeploymentAdmin(admin.ModelAdmin):
     def redeploy(self, request, queryset):
         self._each(request, queryset, lambda d: deployment_trigger(
             project=d.project, env=d.env, branch=d.branch, trigger=Deployment.Trigger.MANUAL, actor=request.user,
-            ip=client_ip(request)), "redeploy queued as {result.pk}.")
+            ip=client_ip(request), source_id=d.source_upload_id), "redeploy queued as {result.pk}.")
 
     @admin.action(description="Roll production back to the selected deployment")
     def rollback(self, request, queryset):
@@ -97,6 +97,15 @@ class DeploymentEventAdmin(admin.ModelAdmin):
     search_fields = ("deployment__id", "message")
     raw_id_fields = ("deployment",)
     readonly_fields = ("deployment", "type", "message", "created_at")
+
+
+@admin.register(SourceUpload)
+class SourceUploadAdmin(admin.ModelAdmin):
+    """Folders sent to be built (`svc deploy`): kept once per content; a deployment that built one keeps it."""
+    list_display = ("id", "project", "sha256", "files", "size", "uploaded_by", "created_at")
+    search_fields = ("id", "sha256", "project__slug", "uploaded_by__email")
+    list_select_related = ("project", "uploaded_by")
+    readonly_fields = ("id", "project", "sha256", "size", "files", "storage_name", "uploaded_by", "created_at")
 
 
 @admin.register(LogLine)

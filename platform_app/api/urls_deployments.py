@@ -6,12 +6,14 @@ from platform_app.api.deployments import builds
 from platform_app.api.deployments import deployments
 from platform_app.api.deployments import doctor
 from platform_app.api.deployments import hooks
+from platform_app.api.deployments import sources
 
 O = "orgs/<str:org_id>"
 P = f"{O}/projects/<str:project_id>"
 
 urlpatterns = [
     path(f"{P}/deployments", deployments.ProjectDeploymentsView.as_view()),
+    path(f"{P}/sources", sources.SourceUploadView.as_view()),
     path(f"{P}/deployments/image", agents.ImageDeploymentView.as_view()),
     path(f"{P}/runtime-logs", agents.RuntimeLogsView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/instances", agents.InstanceListView.as_view()),

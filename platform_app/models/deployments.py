@@ -1,11 +1,34 @@
 """Deployments: one build of a project at a branch, and what serves it."""
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from config.ids import PrefixedIdField
 
-__all__ = ("Deployment", "DeploymentEvent", "LogLine", "DeployHook", "WebhookDelivery", "DoctorReport", "AgentInvite",
+__all__ = ("SourceUpload", "Deployment", "DeploymentEvent", "LogLine", "DeployHook", "WebhookDelivery", "DoctorReport", "AgentInvite",
            "AgentNode", "Instance", "RuntimeLogLine", "BuildJob")
+
+
+class SourceUpload(models.Model):
+    """A folder sent as a tar.gz to be built (`svc deploy`): checked like a Git checkout, kept in artifact storage
+    once per content (SHA-256) and project."""
+
+    id = PrefixedIdField(prefix="src")
+    project = models.ForeignKey("platform_app.Project", on_delete=models.CASCADE, related_name="source_uploads")
+    sha256 = models.CharField(max_length=64)
+    size = models.BigIntegerField()
+    files = models.IntegerField()
+    storage_name = models.CharField(max_length=300)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("-created_at",)
+        constraints = [models.UniqueConstraint(fields=["project", "sha256"], name="source_upload_once")]
+
+    def __str__(self):
+        return f"{self.sha256[:12]} ({self.files} files)"
 
 
 class Deployment(models.Model):
@@ -43,6 +66,8 @@ class Deployment(models.Model):
     artifact_path = models.CharField(max_length=500, blank=True, help_text="folder under ARTIFACT_ROOT")
     artifact_sha256 = models.CharField(max_length=64, blank=True, help_text="of the archive in artifact storage")
     artifact_bytes = models.PositiveBigIntegerField(null=True, blank=True)
+    source_upload = models.ForeignKey(SourceUpload, null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="deployments", help_text="What an upload project built.")
     snapshot = models.JSONField(default=dict, blank=True,
                                 help_text="what it was built with: commit, commands, env var names and value hash")
     idempotency_key = models.CharField(max_length=100, null=True, blank=True,

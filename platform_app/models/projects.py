@@ -25,12 +25,13 @@ class ProjectGroup(models.Model):
 
 
 class Project(models.Model):
-    """Something that gets built and deployed: from a Git repository, an image or a template."""
+    """Something that gets built and deployed: from a Git repository, an image, a template or uploads."""
 
     class Source(models.TextChoices):
         GIT = "git"
         IMAGE = "image"
         TEMPLATE = "template"
+        UPLOAD = "upload"  # folders sent by the command-line client (`svc deploy`)
 
     id = PrefixedIdField(prefix="prj")
     workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="projects")

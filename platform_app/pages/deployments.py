@@ -52,13 +52,13 @@ def deployment_cancel(request, org_id, deployment_id):
 @login_required
 @require_POST
 def deployment_redeploy(request, org_id, deployment_id):
-    """Build the same environment and branch again (new variables and settings apply)."""
+    """Build the same environment and branch (or upload) again (new variables and settings apply)."""
     context = _deployment_context(request, org_id, deployment_id)
     require(context, "deploy")
     old = context["deployment"]
     new = services.deployment_trigger(project=old.project, env=old.env, branch=old.branch, trigger="manual",
-                                      actor=request.user, ip=client_ip(request))
-    messages.success(request, f"Redeploying {old.branch} to {old.env}.")
+                                      actor=request.user, ip=client_ip(request), source_id=old.source_upload_id)
+    messages.success(request, f"Redeploying {old.branch or 'the same upload'} to {old.env}.")
     return redirect("deployment", org_id=context["workspace"].slug, deployment_id=new.pk)
 
 

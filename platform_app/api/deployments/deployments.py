@@ -36,12 +36,14 @@ class DeploymentSerializer(serializers.ModelSerializer):
     queued_at = serializers.DateTimeField(source="created_at")
     queue_position = serializers.SerializerMethodField()
     needs_redeploy = serializers.SerializerMethodField()
+    source_id = serializers.CharField(source="source_upload_id", allow_null=True,
+                                      help_text="What an upload project built (`POST P/sources`); null otherwise")
 
     class Meta:
         model = Deployment
         fields = ("id", "project_id", "env", "branch", "commit_sha", "trigger", "status", "url", "created_at",
                   "queued_at", "started_at", "ready_at", "finished_at", "error_message", "queue_position",
-                  "framework", "snapshot", "needs_redeploy")
+                  "framework", "snapshot", "needs_redeploy", "source_id")
         list_serializer_class = DeploymentListSerializer
 
     def get_needs_redeploy(self, obj) -> bool:
@@ -66,6 +68,8 @@ class TriggerInput(InputSerializer):
     env = serializers.CharField(max_length=64, default="preview")
     branch = serializers.CharField(max_length=200, required=False, allow_blank=True)
     trigger = serializers.CharField(max_length=16, default="api")
+    source = serializers.CharField(max_length=40, required=False,
+                                   help_text="An upload project's upload id (`POST P/sources`); default its latest")
 
 
 
@@ -84,7 +88,7 @@ class ProjectDeploymentsView(PlatformView):
         deployment = services.deployment_trigger(project=self.project(project_id), env=v["env"],
                                                  branch=v.get("branch") or None, trigger=v["trigger"],
                                                  actor=request.user, ip=self.ip,
-                                                 idempotency_key=idempotency_key(request))
+                                                 idempotency_key=idempotency_key(request), source_id=v.get("source"))
         replayed = getattr(deployment, "_replayed", False)
         deployment.refresh_from_db()
         return Response(DeploymentSerializer(deployment).data, status=200 if replayed else 201)

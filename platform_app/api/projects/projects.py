@@ -2,6 +2,7 @@
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from config.errors import ValidationFailed
 from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Project, ProjectGroup
@@ -51,6 +52,8 @@ class BuildSettingsInput(InputSerializer):
 class ProjectCreateInput(BuildSettingsInput):
     name = serializers.CharField(max_length=100)
     slug = serializers.CharField(max_length=63, required=False)
+    source = serializers.ChoiceField(choices=["git", "upload"], default="git",
+                                     help_text="`upload`: built from folders sent to `P/sources` (`svc deploy`)")
     git_url = serializers.CharField(max_length=500, required=False, allow_blank=True,
                                     help_text="An https URL of a Git repository (http where the platform "
                                               "allows it); never a path or file:// URL")
@@ -152,8 +155,15 @@ class ProjectListView(PlatformView):
                           "`provider` + `repo` through a Git provider connection.")
     def post(self, request, org_id):
         values = validated(ProjectCreateInput, request)
-        project = project_services.project_create_from_git(workspace=self.workspace, actor=request.user, ip=self.ip,
-                                                           **values)
+        if values.pop("source") == "upload":
+            for field in ("git_url", "provider", "repo", "production_branch", "auto_deploy"):
+                if values.pop(field, None):
+                    raise ValidationFailed(f"An upload project has no `{field}`.", details={field: ["Not allowed."]})
+            project = project_services.project_create_for_uploads(workspace=self.workspace, actor=request.user,
+                                                                  ip=self.ip, **values)
+        else:
+            project = project_services.project_create_from_git(workspace=self.workspace, actor=request.user,
+                                                               ip=self.ip, **values)
         return Response(ProjectSerializer(project).data, status=201)
 
 

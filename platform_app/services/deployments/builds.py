@@ -42,8 +42,6 @@ def deployment_build(*, deployment_id: str) -> BuildJob | None:
     """Prepare the build of a queued deployment and leave its job for a builder; None when there is nothing to
     build (taken already, or it ended `error` here: an unreadable repository, a missing root directory)."""
     from platform_app.services.projects.detection import detect
-    from platform_app.services.providers.git_cli import git_clone, git_ls_remote
-    from platform_app.services.providers.git_urls import git_remote_for_project
 
     deployment = _claim(deployment_id)
     if deployment is None:
@@ -52,19 +50,12 @@ def deployment_build(*, deployment_id: str) -> BuildJob | None:
     settings.BUILD_ROOT.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"{deployment.pk}-", dir=settings.BUILD_ROOT))
     try:
-        try:
-            # Checked again at every build: a hosted path must stay inside the workspace's folder, and a
-            # remote name may resolve elsewhere than when the project was created.
-            remote = git_remote_for_project(project)
-            log_append(deployment, f"Cloning {remote.label} at {deployment.branch}", stream="system")
-            if deployment.branch not in git_ls_remote(remote).branches:
-                raise BuildFailed(f"git clone failed: the repository has no branch `{deployment.branch}`.")
-            sha = git_clone(remote, branch=deployment.branch, dest=scratch / "src",
-                            timeout=settings.BUILD_TIMEOUT_SECONDS)
-        except ApplicationError as exc:
-            raise BuildFailed(f"git clone failed: {exc.message}")
-        Deployment.objects.filter(pk=deployment.pk).update(commit_sha=sha)
-        deployment.commit_sha = sha
+        if deployment.source_upload_id:
+            sha = _unpack_upload(deployment, scratch / "src")
+        else:
+            sha = _clone(deployment, project, scratch / "src")
+            Deployment.objects.filter(pk=deployment.pk).update(commit_sha=sha)
+            deployment.commit_sha = sha
         src = (scratch / "src").resolve()
         root = (src / project.root_directory).resolve()
         if not root.is_relative_to(src) or not root.is_dir():
@@ -90,15 +81,53 @@ def deployment_build(*, deployment_id: str) -> BuildJob | None:
     return job
 
 
+def _clone(deployment, project, dest: Path) -> str:
+    from platform_app.services.providers.git_cli import git_clone, git_ls_remote
+    from platform_app.services.providers.git_urls import git_remote_for_project
+
+    try:
+        # Checked again at every build: a hosted path must stay inside the workspace's folder, and a
+        # remote name may resolve elsewhere than when the project was created.
+        remote = git_remote_for_project(project)
+        log_append(deployment, f"Cloning {remote.label} at {deployment.branch}", stream="system")
+        if deployment.branch not in git_ls_remote(remote).branches:
+            raise BuildFailed(f"git clone failed: the repository has no branch `{deployment.branch}`.")
+        return git_clone(remote, branch=deployment.branch, dest=dest, timeout=settings.BUILD_TIMEOUT_SECONDS)
+    except ApplicationError as exc:
+        raise BuildFailed(f"git clone failed: {exc.message}")
+
+
+def _unpack_upload(deployment, dest: Path) -> str:
+    """An upload project's folder, as a clone would leave it; its SHA-256 stands for the commit in the scan."""
+    from platform_app.services.deployments.uploads import source_upload_fetch
+
+    upload = deployment.source_upload
+    who = upload.uploaded_by.email if upload.uploaded_by_id else "someone"
+    log_append(deployment, f"Unpacking the folder uploaded by {who} ({upload.files} files, {upload.size} bytes, "
+                           f"sha256 {upload.sha256[:12]})", stream="system")
+    try:
+        source_upload_fetch(upload, dest)
+    except ApplicationError as exc:
+        raise BuildFailed(f"The upload could not be unpacked: {exc.message}")
+    return upload.sha256[:40]
+
+
 def _hand_over(deployment, spec: dict, src: Path, archive: Path) -> BuildJob:
     """Keep the source in artifact storage for the builder that claims the job (build_jobs.py)."""
+    from platform_app.sandbox.archive import Refused, pack
     from platform_app.services.providers.git_cli import git_archive
 
     try:
-        git_archive(src, archive)
+        if deployment.source_upload_id:  # no repository: the checked folder, packed with the same rules
+            with open(archive, "wb") as out:
+                pack(src, ".", out, max_bytes=settings.ARTIFACT_MAX_BYTES, max_files=settings.UPLOAD_MAX_FILES)
+        else:
+            git_archive(src, archive)
         name = artifacts.source_store(deployment_id=deployment.pk, path=archive)
     except ApplicationError as exc:
         raise BuildFailed(f"The source could not be archived: {exc.message}")
+    except Refused as exc:
+        raise BuildFailed(f"The source could not be archived: {exc}")
     except Exception as exc:  # noqa: BLE001 - any storage backend's failure: the build ends saying so
         raise BuildFailed(f"The source could not be stored ({type(exc).__name__}); try again.")
     if not settings.BUILD_INLINE:

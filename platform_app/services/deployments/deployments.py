@@ -28,7 +28,8 @@ IDEMPOTENCY_KEY_MAX = 64  # a UUID has 36; the column keeps room for a scope suc
 
 
 def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, actor=None, ip: str = "",
-                       idempotency_key: str | None = None, idempotency_scope: str = "", component=None) -> Deployment:
+                       idempotency_key: str | None = None, idempotency_scope: str = "", component=None,
+                       source_id: str | None = None) -> Deployment:
     """Record a queued deployment and enqueue its build once the transaction commits. A retried call with the
     same Idempotency-Key (within `idempotency_scope`) returns the first deployment (`_replayed` set) instead of
     building twice. A `component`'s deployment becomes that component's when ready (not the project's
@@ -44,7 +45,7 @@ def deployment_trigger(*, project, env: str, branch: str | None, trigger: str, a
             return existing
     try:
         return _trigger(project=project, env=env, branch=branch, trigger=trigger, actor=actor, ip=ip,
-                        idempotency_key=idempotency_key, component=component)
+                        idempotency_key=idempotency_key, component=component, source_id=source_id)
     except IntegrityError:  # a concurrent retry with the same key committed first
         existing = Deployment.objects.get(project=project, idempotency_key=idempotency_key)
         existing._replayed = True
@@ -60,23 +61,50 @@ def environment_require(*, project, env: str) -> None:
 
 
 @transaction.atomic
-def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key, component=None) -> Deployment:
+def _trigger(*, project, env, branch, trigger, actor, ip, idempotency_key, component=None,
+             source_id=None) -> Deployment:
     environment_require(project=project, env=env)
     if trigger not in Deployment.Trigger.values:
         raise ValidationFailed("trigger must be manual, api, hook or git.", details={"trigger": ["Invalid."]})
-    if project.source == project.Source.IMAGE or not (project.git_url or project.git_provider):
+    upload = _upload_for(project, source_id)
+    if upload is None and (project.source == project.Source.IMAGE or not (project.git_url or project.git_provider)):
         raise ValidationFailed("This project has no Git repository to build.", code="not_buildable")
     usage_cap_enforce(workspace=project.workspace)  # 402 once this period's spend reached the workspace's cap
-    deployment = Deployment.objects.create(project=project, env=env, branch=branch or project.production_branch,
+    branch = "" if upload is not None else branch or project.production_branch
+    deployment = Deployment.objects.create(project=project, env=env, branch=branch, source_upload=upload,
                                            trigger=trigger, created_by=actor if getattr(actor, "pk", None) else None,
                                            idempotency_key=idempotency_key or None, component=component)
     what = f"component {component.name}" if component is not None else env
-    event_record(deployment, "queued", f"{trigger} deployment of {deployment.branch} to {what}")
+    built = f"the upload {upload.sha256[:12]}" if upload is not None else deployment.branch
+    event_record(deployment, "queued", f"{trigger} deployment of {built} to {what}")
     audit_record(workspace=project.workspace, actor=actor, action="deployment.created", target=deployment,
                  data={"env": env, "branch": deployment.branch, "trigger": trigger}, ip=ip)
 
     enqueue(BUILD_TASK, deployment.pk)  # on commit; a broker outage leaves it to deployments_requeue_stale
     return deployment
+
+
+def _upload_for(project, source_id):
+    """What an upload project builds: the upload named, or (a hook, a redeploy) its latest. None for the others;
+    naming an upload for a Git project is 400."""
+    from platform_app.models import SourceUpload
+
+    if source_id:
+        if project.source != project.Source.UPLOAD:
+            raise ValidationFailed("Only a project made for uploads (source: upload) builds an upload.",
+                                   code="not_an_upload_project", details={"source": ["Not an upload project."]})
+        upload = SourceUpload.objects.select_related("uploaded_by").filter(project=project, pk=source_id).first()
+        if upload is None:
+            raise ValidationFailed("No such upload in this project.", code="unknown_source",
+                                   details={"source": ["Unknown."]})
+        return upload
+    if project.source != project.Source.UPLOAD:
+        return None
+    latest = project.source_uploads.select_related("uploaded_by").first()
+    if latest is None:
+        raise ValidationFailed("Nothing was uploaded to this project yet: `svc deploy` sends a folder.",
+                               code="no_source", details={"source": ["Required."]})
+    return latest
 
 
 def deployment_get(*, workspace, deployment_id: str) -> Deployment:

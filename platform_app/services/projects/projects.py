@@ -156,6 +156,14 @@ def project_create_from_git(*, workspace, actor, name: str, git_url: str = "", p
 
 
 @transaction.atomic
+def project_create_for_uploads(*, workspace, actor, name: str, slug: str | None = None, group_id=None, ip: str = "",
+                               **build_settings) -> Project:
+    """A project built from folders sent by the command-line client (`POST P/sources`), no repository."""
+    return _insert(workspace=workspace, actor=actor, ip=ip, source=Project.Source.UPLOAD, name=name, slug=slug,
+                   group_id=group_id, **build_settings)
+
+
+@transaction.atomic
 def project_create_from_image(*, workspace, actor, name: str, image_ref: str, slug: str | None = None,
                               group_id=None, ip: str = "", **build_settings) -> Project:
     """A project that runs a prebuilt container image."""

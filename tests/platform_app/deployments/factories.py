@@ -6,7 +6,7 @@ from django.utils import timezone
 from factory.django import DjangoModelFactory
 
 from platform_app.models import (BuildJob, Deployment, DeployHook, DeploymentEvent, DoctorReport, LogLine,
-                                 RuntimeLogLine, WebhookDelivery)
+                                 RuntimeLogLine, SourceUpload, WebhookDelivery)
 from platform_app.services.identity.keys import sha256_hex
 from tests.factories import WorkspaceFactory
 from tests.platform_app.projects.factories import ProjectFactory
@@ -89,3 +89,14 @@ class BuildJobFactory(DjangoModelFactory[BuildJob]):
                                          "label": "site", "framework": "static", "start": "", "install": "",
                                          "build": ""})
     source = factory.LazyAttribute(lambda o: f"sources/{o.deployment.pk}.tar.gz")
+
+
+class SourceUploadFactory(DjangoModelFactory[SourceUpload]):
+    project = factory.SubFactory(ProjectFactory, source="upload", git_url="")
+    sha256 = factory.Sequence(lambda n: f"{n:064x}")
+    size = 120
+    files = 1
+    storage_name = factory.LazyAttribute(lambda o: f"sources/uploads/{o.project.pk}/{o.sha256}.tar.gz")
+
+    class Meta:
+        model = SourceUpload
