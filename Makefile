@@ -13,7 +13,7 @@ WEB_CONCURRENCY ?= 2
 SITE_URL ?= http://localhost:$(PORT)
 export SITE_URL
 
-.PHONY: run test venv migrate demo check clean
+.PHONY: run test venv migrate demo check clean cli
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,3 +47,7 @@ check: venv
 
 clean:
 	rm -rf $(VENV) data
+
+## cli: install the command-line client `svc` into the venv (pyproject.toml)
+cli: venv
+	$(PY) -m pip install --quiet -e .
