@@ -53,3 +53,26 @@ def test_a_403_names_the_missing_scope(svc, live_server, alice):
     assert result.exit_code == 1
     assert "insufficient_scope" in result.output and "`admin`" in result.output
     assert not ApiToken.objects.filter(name="x").exists()
+
+
+def test_link_creates_an_upload_project_and_env_round_trips(svc, tmp_path, monkeypatch, workspace):
+    from dotenv import dotenv_values
+
+    from platform_app.models import Project
+
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    assert svc("--token", RAW, "link", "--yes").exit_code == 0
+    project = Project.objects.get(workspace=workspace, name="site")
+    assert project.source == "upload"
+    assert (folder / ".svc" / ".gitignore").read_text() == "*\n"
+    tricky = 'a "quoted" \\ value\nwith a second line $HOME'
+    assert svc("--token", RAW, "env", "add", "PLAIN", "one").exit_code == 0
+    assert svc("--token", RAW, "env", "add", "SECRET", tricky, "--secret").exit_code == 0
+    assert "PLAIN" in svc("--token", RAW, "env", "ls").output
+    pulled = svc("--token", RAW, "env", "pull", "out.env")
+    assert pulled.exit_code == 0, pulled.output
+    assert dotenv_values(folder / "out.env", interpolate=False) == {"PLAIN": "one", "SECRET": tricky}
+    assert svc("--token", RAW, "env", "rm", "PLAIN", "--yes").exit_code == 0
+    assert "PLAIN" not in svc("--token", RAW, "env", "ls").output
