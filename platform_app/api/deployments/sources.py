@@ -17,7 +17,8 @@ class SourceUploadSerializer(serializers.ModelSerializer):
 
 
 class SourceUploadView(PlatformView):
-    @endpoint(scope="deploy", status=201, request={"application/gzip": OpenApiTypes.BINARY}, errors=(413,),
+    # a tar.gz; any Content-Type is read as bytes (the client sends application/gzip)
+    @endpoint(scope="deploy", status=201, request={"application/octet-stream": OpenApiTypes.BINARY}, errors=(413,),
               response=SourceUploadSerializer,
               summary="Upload a folder to build (a tar.gz; the same content twice is kept once)")
     def post(self, request, org_id, project_id):
