@@ -71,11 +71,11 @@ def test_duplicate_user_name_is_409_uniqueness_whatever_its_case(scim, scim_on):
     assert ScimUser.objects.count() == 1
 
 
-def test_an_existing_account_is_provisioned_not_duplicated(scim, scim_on, workspace, dana):
-    body = create(scim, {"schemas": [USER], "userName": "dana@example.com"})
-    assert ScimUser.objects.get(pk=body["id"]).user == dana and User.objects.filter(email="dana@example.com").count() == 1
-    assert ScimUser.objects.get().account_created is False
-    assert Membership.objects.filter(workspace=workspace, user=dana).exists()
+def test_an_existing_account_is_not_taken_over_by_scim(scim, scim_on, workspace, dana):
+    resp = send(scim, "post", "/Users", {"schemas": [USER], "userName": "dana@example.com"})
+    scim_error(resp, 409, "uniqueness")
+    assert not ScimUser.objects.exists() and User.objects.filter(email="dana@example.com").count() == 1
+    assert not Membership.objects.filter(workspace=workspace, user=dana).exists()
 
 
 def test_filter_and_paging(scim, scim_on):
