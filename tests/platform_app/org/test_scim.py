@@ -382,3 +382,13 @@ def test_an_admin_changing_an_address_clears_its_verification(staff, dana, djang
     dana.refresh_from_db()
     assert dana.email == "dana.new@example.com" and dana.email_verified_at is None, saved.content[:2000]
     assert mail.outbox and mail.outbox[-1].to == ["dana.new@example.com"]
+
+
+def test_a_linked_member_keeps_their_own_address(scim, scim_on, workspace):
+    dana = UserFactory(email="dana@example.com")
+    MembershipFactory(workspace=workspace, user=dana, role="developer")
+    created = create(scim, {"schemas": [USER], "userName": "dana@example.com"})
+    send(scim, "patch", f"/Users/{created['id']}", {"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+         "Operations": [{"op": "replace", "path": "emails", "value": [{"value": "other@example.com"}]}]})
+    dana.refresh_from_db()
+    assert dana.email == "dana@example.com"
