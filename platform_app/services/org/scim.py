@@ -2,7 +2,8 @@
 and deactivates Users and Groups, and the platform keeps accounts and memberships in step (docs/org.md).
 
 - A User stands for a platform account, found by its email (the primary of `emails`, else the first, else
-  `userName` when it is an address) or created for it. When the workspace lists `allowedDomains`, the email must
+  `userName` when it is an address) or created for it. An existing account is linked only when it is already a
+  member of the workspace (its owner consented); any other is 409 `uniqueness`. When the workspace lists `allowedDomains`, the email must
   be in one of them. `userName` is unique in the workspace, case-insensitively (409 `uniqueness`), and so is the
   account.
 - An active User is a member; `active: false` or DELETE removes the membership and at once revokes the user's API
@@ -283,6 +284,11 @@ def scim_user_create(*, workspace, data) -> ScimUser:
     created = account is None
     if account is not None and ScimUser.objects.filter(workspace=workspace, user=account).exists():
         raise ScimError(409, "Another User of this workspace has this email address.", "uniqueness")
+    # An existing account is linked only when its owner consented: it is already a member (it accepted an
+    # invitation or joined otherwise). Anyone else's account is never added, promoted or shown by SCIM.
+    if account is not None and not Membership.objects.filter(workspace=workspace, user=account).exists():
+        raise ScimError(409, "An account with this email address exists; SCIM creates only new accounts. Invite "
+                             "it to the workspace instead.", "uniqueness")
     if created:
         try:
             with transaction.atomic():

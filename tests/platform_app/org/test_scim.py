@@ -71,11 +71,11 @@ def test_duplicate_user_name_is_409_uniqueness_whatever_its_case(scim, scim_on):
     assert ScimUser.objects.count() == 1
 
 
-def test_an_existing_account_is_provisioned_not_duplicated(scim, scim_on, workspace, dana):
-    body = create(scim, {"schemas": [USER], "userName": "dana@example.com"})
-    assert ScimUser.objects.get(pk=body["id"]).user == dana and User.objects.filter(email="dana@example.com").count() == 1
-    assert ScimUser.objects.get().account_created is False
-    assert Membership.objects.filter(workspace=workspace, user=dana).exists()
+def test_an_existing_account_is_not_taken_over_by_scim(scim, scim_on, workspace, dana):
+    resp = send(scim, "post", "/Users", {"schemas": [USER], "userName": "dana@example.com"})
+    scim_error(resp, 409, "uniqueness")
+    assert not ScimUser.objects.exists() and User.objects.filter(email="dana@example.com").count() == 1
+    assert not Membership.objects.filter(workspace=workspace, user=dana).exists()
 
 
 def test_filter_and_paging(scim, scim_on):
@@ -382,3 +382,13 @@ def test_an_admin_changing_an_address_clears_its_verification(staff, dana, djang
     dana.refresh_from_db()
     assert dana.email == "dana.new@example.com" and dana.email_verified_at is None, saved.content[:2000]
     assert mail.outbox and mail.outbox[-1].to == ["dana.new@example.com"]
+
+
+def test_a_linked_member_keeps_their_own_address(scim, scim_on, workspace):
+    dana = UserFactory(email="dana@example.com")
+    MembershipFactory(workspace=workspace, user=dana, role="developer")
+    created = create(scim, {"schemas": [USER], "userName": "dana@example.com"})
+    send(scim, "patch", f"/Users/{created['id']}", {"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+         "Operations": [{"op": "replace", "path": "emails", "value": [{"value": "other@example.com"}]}]})
+    dana.refresh_from_db()
+    assert dana.email == "dana@example.com"
