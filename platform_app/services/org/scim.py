@@ -27,8 +27,8 @@ from django.utils import timezone
 
 from config.errors import ApplicationError
 from platform_app.choices import Role
-from platform_app.models import (AuthSession, LinkedIdentity, Membership, ScimGroup, ScimUser, SsoIdentity, Workspace,
-                                 WorkspaceSso)
+from platform_app.models import (AuthSession, Invitation, LinkedIdentity, Membership, ScimGroup, ScimUser,
+                                 SsoIdentity, Workspace, WorkspaceSso)
 from platform_app.services.identity.email_verification import email_change
 from platform_app.services.identity.tokens import api_tokens_revoke_for_member
 from platform_app.services.org.growth_events import SIGNED_UP, growth_event_record
@@ -240,7 +240,8 @@ def _sync(*, workspace, sso: WorkspaceSso | None, scim_user: ScimUser) -> None:
 
 
 def _deprovision(*, workspace, user, membership: Membership | None) -> None:
-    """Remove the membership; revoke the user's tokens bound to the workspace and its SSO sessions, at once."""
+    """Remove the membership; revoke the user's tokens bound to the workspace, its SSO sessions and their pending
+    invitations to it, at once."""
     if membership is not None and membership.role == Role.OWNER:
         owners = Membership.objects.select_for_update().filter(workspace=workspace, role=Role.OWNER).count()
         if owners <= 1:
@@ -249,6 +250,9 @@ def _deprovision(*, workspace, user, membership: Membership | None) -> None:
     tokens = api_tokens_revoke_for_member(user=user, workspace=workspace, actor=None)
     sessions = AuthSession.objects.filter(user=user, sso__workspace=workspace, revoked_at__isnull=True).update(
         revoked_at=timezone.now(), revoked_reason="scim_deprovisioned")
+    # a pending invitation is no way back in: the directory said this person is out
+    Invitation.objects.filter(workspace=workspace, email__iexact=user.email, status=Invitation.Status.PENDING).update(
+        status=Invitation.Status.REVOKED, answered_at=timezone.now())
     if membership is not None:
         audit_record(workspace=workspace, actor=None, action="member.deprovisioned", target=membership,
                      data={"user": user.pk, "email": user.email, "role": membership.role, "tokensRevoked": tokens,

@@ -16,7 +16,7 @@ from django.utils import timezone
 from config.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from config.ids import new_id
 from platform_app.choices import Role
-from platform_app.models import Invitation, Membership
+from platform_app.models import Invitation, Membership, ScimUser
 from platform_app.services.teams.audit import audit_record
 from platform_app.services.identity.email_verification import email_verified_require
 from platform_app.services.identity.keys import sha256_hex
@@ -99,6 +99,10 @@ def invitation_accept(*, raw_token: str, user, ip: str = "") -> Membership:
     invitation = _usable_by(raw_token, user)
     if Membership.objects.filter(workspace=invitation.workspace, user=user).exists():
         raise Conflict("You are already a member of this workspace.", code="already_member")
+    if ScimUser.objects.filter(workspace=invitation.workspace, user=user, active=False).exists():
+        # the workspace's directory deactivated this account: only the directory lets it back in
+        raise Forbidden("Your account is deactivated in this workspace's directory (SCIM); ask its administrator.",
+                        code="scim_deprovisioned")
     try:
         with transaction.atomic():
             membership = Membership.objects.create(id=new_id("mem"), workspace=invitation.workspace, user=user,

@@ -392,3 +392,27 @@ def test_a_linked_member_keeps_their_own_address(scim, scim_on, workspace):
          "Operations": [{"op": "replace", "path": "emails", "value": [{"value": "other@example.com"}]}]})
     dana.refresh_from_db()
     assert dana.email == "dana@example.com"
+
+
+def test_a_user_the_directory_removed_cannot_rejoin_through_an_invitation(scim, scim_on, workspace, alice, as_user):
+    """Deprovisioning revokes the account's pending invitations to the workspace, and accepting one made later
+    checks the SCIM record: deactivated in the directory, it is 403 and no membership."""
+    from platform_app.models import Invitation
+    from platform_app.services.identity.email_verification import email_mark_verified
+    from tests.platform_app.teams.factories import InvitationFactory
+
+    user = create(scim)
+    account = User.objects.get(email="bjensen@example.com")
+    email_mark_verified(user=account)  # invitations are for verified addresses
+    pending = InvitationFactory(workspace=workspace, email="BJensen@example.com", role="admin")
+    deactivate = {"schemas": [PATCH], "Operations": [{"op": "replace", "path": "active", "value": False}]}
+    assert send(scim, "patch", f"/Users/{user['id']}", deactivate).status_code == 200
+    pending.refresh_from_db()
+    assert pending.status == Invitation.Status.REVOKED
+
+    later = InvitationFactory(workspace=workspace, email="bjensen@example.com", role="admin", raw="later-invite-token")
+    resp = as_user(account).post("/v1/invitations/later-invite-token/accept")
+    assert resp.status_code == 403 and resp.json()["code"] == "scim_deprovisioned", resp.json()
+    assert not Membership.objects.filter(workspace=workspace, user=account).exists()
+    later.refresh_from_db()
+    assert later.status == Invitation.Status.PENDING
