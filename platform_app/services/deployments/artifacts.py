@@ -106,6 +106,12 @@ def source_store(*, deployment_id: str, path: Path) -> str:
         return storage().save(source_name(deployment_id), File(stream))
 
 
+def source_copy(*, deployment_id: str, name: str) -> str:
+    """A build's own copy of an archive kept in storage (an upload): its source is deleted when the build ends."""
+    with storage().open(name, "rb") as kept:
+        return storage().save(source_name(deployment_id), File(kept))
+
+
 def source_open(name: str):
     return storage().open(name, "rb")
 

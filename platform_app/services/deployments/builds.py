@@ -114,20 +114,16 @@ def _unpack_upload(deployment, dest: Path) -> str:
 
 def _hand_over(deployment, spec: dict, src: Path, archive: Path) -> BuildJob:
     """Keep the source in artifact storage for the builder that claims the job (build_jobs.py)."""
-    from platform_app.sandbox.archive import Refused, pack
     from platform_app.services.providers.git_cli import git_archive
 
     try:
-        if deployment.source_upload_id:  # no repository: the checked folder, packed with the same rules
-            with open(archive, "wb") as out:
-                pack(src, ".", out, max_bytes=settings.ARTIFACT_MAX_BYTES, max_files=settings.UPLOAD_MAX_FILES)
+        if deployment.source_upload_id:  # checked already: its own archive, copied (the build's copy goes with it)
+            name = artifacts.source_copy(deployment_id=deployment.pk, name=deployment.source_upload.storage_name)
         else:
             git_archive(src, archive)
-        name = artifacts.source_store(deployment_id=deployment.pk, path=archive)
+            name = artifacts.source_store(deployment_id=deployment.pk, path=archive)
     except ApplicationError as exc:
         raise BuildFailed(f"The source could not be archived: {exc.message}")
-    except Refused as exc:
-        raise BuildFailed(f"The source could not be archived: {exc}")
     except Exception as exc:  # noqa: BLE001 - any storage backend's failure: the build ends saying so
         raise BuildFailed(f"The source could not be stored ({type(exc).__name__}); try again.")
     if not settings.BUILD_INLINE:

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
 
-from config.errors import ApplicationError, NotFound, ValidationFailed
+from config.errors import ApplicationError, ValidationFailed
 from platform_app.models import SourceUpload
 from platform_app.sandbox import archive
 from platform_app.sandbox.files import remove_tree
@@ -80,13 +80,6 @@ def source_unpack(path: Path, dest: Path) -> int:
     except archive.Refused as exc:
         raise _limits_refusal(exc) from None
     return sum(len(names) for _, _, names in os.walk(dest))  # links are not followed
-
-
-def source_upload_get(*, project, source_id: str) -> SourceUpload:
-    found = SourceUpload.objects.filter(project=project, pk=source_id).first()
-    if found is None:
-        raise NotFound("No such upload in this project.")
-    return found
 
 
 def source_upload_fetch(upload: SourceUpload, dest: Path) -> None:
