@@ -35,6 +35,10 @@ class Refused(Exception):
         super().__init__(f"{path}: {reason}" if path else reason)
 
 
+class TooManyFiles(Refused):
+    """Refused for its file count alone (`max_files`), which callers name as a limit."""
+
+
 def _size(n: int) -> str:
     return f"{n / 1024 / 1024:.0f} MB" if n >= 1024 * 1024 else f"{n} bytes"
 
@@ -87,7 +91,7 @@ def pack(base: Path, relative: str, out, *, max_bytes: int, max_files: int, skip
 def _pack_entry(tar, fd, name, path, info, counted, hard_links, max_bytes, max_files) -> None:
     counted["files"] += 1
     if counted["files"] > max_files:
-        raise Refused(path, f"more than {max_files} files")
+        raise TooManyFiles(path, f"more than {max_files} files")
     entry = tarfile.TarInfo(path)
     entry.mtime, entry.uid, entry.gid, entry.uname, entry.gname = int(info.st_mtime), 0, 0, "", ""
     if stat.S_ISLNK(info.st_mode):
@@ -151,7 +155,7 @@ def _check(member: tarfile.TarInfo, counted: dict, max_bytes: int, max_files: in
         raise Refused(name[:200], "not a plain relative path")
     counted["files"] += 1
     if counted["files"] > max_files:
-        raise Refused(name, f"more than {max_files} files")
+        raise TooManyFiles(name, f"more than {max_files} files")
     if member.issym():
         if not link_inside(name, member.linkname):
             raise Refused(name, f"a link to {member.linkname[:200]}, outside the archive")

@@ -25,7 +25,7 @@ class UploadTooLarge(ApplicationError):
 
 
 def _limits_refusal(exc: archive.Refused) -> ApplicationError:
-    if exc.reason.startswith("more than") and "files" in exc.reason:
+    if isinstance(exc, archive.TooManyFiles):
         return ValidationFailed(f"The folder holds more than {settings.UPLOAD_MAX_FILES} files.",
                                 code="upload_too_many_files", details={"limitFiles": settings.UPLOAD_MAX_FILES})
     where = f"{exc.path}: " if exc.path else ""
