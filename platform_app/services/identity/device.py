@@ -16,7 +16,7 @@ from django.utils import timezone
 from config.errors import ApplicationError, NotFound, ValidationFailed
 from platform_app.models import DeviceAuthorization
 from platform_app.services.identity.keys import sha256_hex
-from platform_app.services.identity.scopes import ALL_SCOPES
+from platform_app.services.identity.scopes import ALL_SCOPES, parse_scopes
 from platform_app.services.identity.tokens import api_token_create, token_scopes_within_role
 from platform_app.services.mcp.oauth import OAuthError
 
@@ -31,11 +31,14 @@ def user_code_normal(code: str) -> str:
 
 
 def _scopes(value) -> list[str]:
-    asked = str(value or "").replace(",", " ").split()
-    unknown = [s for s in asked if s not in ALL_SCOPES]
-    if unknown:
-        raise OAuthError("invalid_scope", f"Unknown scope {unknown[0]!r}; scopes are {', '.join(ALL_SCOPES)}.")
-    return list(dict.fromkeys(asked)) or list(ALL_SCOPES)
+    """OAuth's space-separated `scope` (commas too); none asked: every scope, the user chooses on the page."""
+    asked = ",".join(str(value or "").replace(",", " ").split())
+    if not asked:
+        return list(ALL_SCOPES)
+    try:
+        return parse_scopes(asked)
+    except ValueError as exc:
+        raise OAuthError("invalid_scope", str(exc)) from None
 
 
 def device_authorization_start(*, client_id: str, scope, site_url: str) -> dict:
