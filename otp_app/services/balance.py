@@ -6,7 +6,7 @@ concurrent sends take turns, and the balance never goes below zero. The price he
 (`Delivery.reserved`) until it is settled or given back, each at most once (a conditional update on that field).
 """
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
@@ -31,12 +31,12 @@ def balance_top_up(*, workspace, amount: int) -> Balance:
 def price_hold(*, workspace_id, channel: str) -> int | None:
     """Take a live delivery's price off the balance, if the balance covers it: the amount held (0 for a free
     channel), or None when it does not cover it. Call inside the transaction that writes the delivery."""
-    price = settings.OTP_PRICES.get(channel, 0)
-    if price <= 0:
+    price, take = price_hold_statement(workspace_id=workspace_id, channel=channel)
+    if take is None:
         return 0
-    taken = Balance.objects.filter(workspace_id=workspace_id, amount__gte=price).update(
-        amount=F("amount") - price, updated_at=timezone.now())
-    return price if taken else None
+    with connection.cursor() as cursor:
+        cursor.execute(*take)
+        return price if cursor.rowcount == 1 else None
 
 
 def price_hold_statement(*, workspace_id, channel: str) -> tuple[int, tuple[str, list] | None]:
