@@ -104,7 +104,7 @@ def addon_provision(*, addon_id: str) -> str:
 
 
 def _names(addon) -> dict:
-    base = "addon_" + re.sub(r"[^a-z0-9]", "", addon.pk.removeprefix("add_").lower())
+    base = settings.ADDONS_NAME_PREFIX + re.sub(r"[^a-z0-9]", "", addon.pk.removeprefix("add_").lower())
     return {"role": base, "database": base, "prefix": base}
 
 

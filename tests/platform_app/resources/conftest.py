@@ -1,6 +1,7 @@
 """Fixtures of the resources tests: the machine's PostgreSQL and Redis as the servers add-ons are made on
 (skipped where they are absent, never in CI: .ci/run sets REQUIRE_SANDBOX), and a node agent."""
 import os
+import re
 
 import pytest
 
@@ -8,6 +9,7 @@ from tests.platform_app.sandbox.conftest import make_project, sandbox  # noqa: F
 
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 REDIS_ADMIN = "redis://127.0.0.1:6379/13"
+TEST_PREFIX = "addon_t"  # + this process's id: what two runs sharing the servers make stays apart
 
 
 def _missing(what: str, error: Exception):
@@ -16,9 +18,26 @@ def _missing(what: str, error: Exception):
     pytest.skip(f"needs {what}: {error}")
 
 
+def _ours(name: str) -> bool:
+    """Whether `name` is an add-on of a test process (`addon_t<pid>_...`): of this one, or of one that is gone (a
+    crashed run's leftovers). Another live run's add-ons (CI runs two at once on one server) are left alone."""
+    found = re.match(rf"{TEST_PREFIX}(\d+)_", name)
+    if not found:
+        return False
+    if int(found.group(1)) == os.getpid():
+        return True
+    try:
+        os.kill(int(found.group(1)), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 @pytest.fixture
 def pg_server(settings):
-    """The add-on server: the local PostgreSQL cluster; every `addon_%` role and database made meanwhile is
+    """The add-on server: the local PostgreSQL cluster, names prefixed for this test process; what they made is
     dropped afterwards."""
     import psycopg
     from psycopg import sql
@@ -27,11 +46,11 @@ def pg_server(settings):
         admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=3)
     except psycopg.Error as exc:
         _missing("PostgreSQL on 127.0.0.1:5432", exc)
-    before = {r[0] for r in admin.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE 'addon\\_%'")}
     settings.ADDONS_POSTGRES_URL = PG_ADMIN
+    settings.ADDONS_NAME_PREFIX = f"{TEST_PREFIX}{os.getpid()}_"
     yield admin
-    for (name,) in admin.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE 'addon\\_%'").fetchall():
-        if name not in before:
+    for (name,) in admin.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE 'addon\\_t%'").fetchall():
+        if _ours(name):
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", [name])
             admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
             admin.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(name)))
@@ -40,8 +59,8 @@ def pg_server(settings):
 
 @pytest.fixture
 def redis_server(settings):
-    """The add-on server: the local Redis (the platform's connection on database 13, the add-ons' keys in 0); the
-    add-on users and keys made meanwhile go afterwards."""
+    """The add-on server: the local Redis (the add-ons' keys in database 0), names prefixed for this test process;
+    the add-on users and keys made meanwhile go afterwards."""
     import redis
 
     client = redis.Redis.from_url(REDIS_ADMIN)
@@ -49,15 +68,16 @@ def redis_server(settings):
         client.ping()
     except redis.RedisError as exc:
         _missing("Redis on 127.0.0.1:6379", exc)
-    before = set(client.acl_users())
     settings.ADDONS_REDIS_URL = REDIS_ADMIN
+    settings.ADDONS_NAME_PREFIX = f"{TEST_PREFIX}{os.getpid()}_"
     yield client
-    for user in set(client.acl_users()) - before:
-        client.acl_deluser(user)
-    client.flushdb()
+    for user in client.acl_users():
+        if _ours(user):
+            client.acl_deluser(user)
     zero = redis.Redis(host="127.0.0.1", port=6379, db=0)  # where the add-ons' own keys are
-    for key in zero.scan_iter(match="addon_*", count=1000):
-        zero.delete(key)
+    for key in zero.scan_iter(match=f"{TEST_PREFIX}*", count=1000):
+        if _ours(key.decode()):
+            zero.delete(key)
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import time
 
 import httpx
 import pytest
+from django.conf import settings
 
 from platform_app.models import Addon
 from platform_app.services.agents.agents import agent_invite_create
@@ -65,7 +66,7 @@ def test_a_postgres_addon_is_made_listed_and_its_variable_managed(alice_client, 
     body = _add(alice_client, project, "postgres")
     assert body["kind"] == "postgres" and body["status"] == "ready" and body["envVars"] == ["DATABASE_URL"]
     assert "password" not in str(body) and "postgres://" not in str(body)
-    role = f"addon_{body['id'][4:].lower()}"
+    role = f"{settings.ADDONS_NAME_PREFIX}{body['id'][4:].lower()}"
     owner = pg_server.execute("SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = %s", [role]).fetchone()
     assert owner == (role,)  # a database of its own, owned by its role
     assert pg_server.execute("SELECT rolsuper, rolcreatedb, rolconnlimit FROM pg_roles WHERE rolname = %s",
@@ -114,7 +115,7 @@ def test_a_deleted_addon_loses_its_variables_at_once_and_its_data_after_the_grac
                                                                                  pg_server, travel):
     project = make_project("gone", {"index.html": "x"})
     addon = _add(alice_client, project, "postgres")
-    role = f"addon_{addon['id'][4:].lower()}"
+    role = f"{settings.ADDONS_NAME_PREFIX}{addon['id'][4:].lower()}"
     assert alice_client.delete(f"/v1/orgs/acme/projects/{project.pk}/addons/{addon['id']}").status_code == 200
     resolved = alice_client.get(f"/v1/orgs/acme/projects/{project.pk}/env/resolved").json()["variables"]
     assert not [v for v in resolved if v["key"] == "DATABASE_URL"]
@@ -184,8 +185,8 @@ def test_the_build_and_the_app_reach_their_own_database_and_nothing_else(live_se
                 break
             time.sleep(0.3)
         assert page.text == "written by the build"
-        role = [a for a in Addon.objects.filter(kind="postgres")][0].pk[4:].lower()
-        assert httpx.get(live_server.url + "/whoami", headers=host).text == f"addon_{role} addon_{role}"
+        role = settings.ADDONS_NAME_PREFIX + [a for a in Addon.objects.filter(kind="postgres")][0].pk[4:].lower()
+        assert httpx.get(live_server.url + "/whoami", headers=host).text == f"{role} {role}"
         refused = httpx.get(live_server.url + "/as-superuser", headers=host).text
         assert "only" in refused and "1" != refused.strip()
         answers = httpx.get(live_server.url + "/redis", headers=host).text.split(" | ")
