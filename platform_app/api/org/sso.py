@@ -94,7 +94,8 @@ class SsoSettingsView(PlatformView):
 
 class ScimTokenView(PlatformView):
     @endpoint(scope="admin", status=201, response=ScimTokenSerializer, summary="A new SCIM token (shown once)",
-              description="Replaces the previous token at once and turns SCIM on.")
+              description="Owners only (403 for an admin): replaces the previous token at once and turns SCIM "
+                          "on.")
     def post(self, request, org_id):
         token = sso_services.scim_token_rotate(workspace=self.workspace, actor=request.user, ip=self.ip)
         return Response({"token": token, "scim_base_url": sso_services.scim_base_url()}, status=201)

@@ -7,8 +7,8 @@ and deactivates Users and Groups, and the platform keeps accounts and membership
   be in one of them. `userName` is unique in the workspace, case-insensitively (409 `uniqueness`), and so is the
   account.
 - An active User is a member; `active: false` or DELETE removes the membership and at once revokes the user's API
-  tokens bound to the workspace and the sessions started through its single sign-on. The workspace's last owner is
-  never removed this way (409 `mutability`).
+  tokens bound to the workspace and the sessions started through its single sign-on. An owner is never removed this
+  way (403): an owner makes them another role first.
 - Roles: a Group named like a role (`admin`, `developer`, `billing`, `viewer`; case-insensitive) gives its members
   that role, the highest when several; a member in none of them gets the SSO settings' default role, once SCIM has
   managed their role (a member who joined otherwise keeps theirs until a role group names them). Owners are never
@@ -243,10 +243,9 @@ def _deprovision(*, workspace, user, membership: Membership | None) -> None:
     """Remove the membership; revoke the user's tokens bound to the workspace, its SSO sessions and their pending
     invitations to it, at once."""
     if membership is not None and membership.role == Role.OWNER:
-        owners = Membership.objects.select_for_update().filter(workspace=workspace, role=Role.OWNER).count()
-        if owners <= 1:
-            raise ScimError(409, "The workspace's last owner cannot be deprovisioned; make someone else owner "
-                                 "first.", "mutability")
+        # only an owner removes an owner (members.py); the directory's token is not one
+        raise ScimError(403, "SCIM never removes an owner: an owner of the workspace makes them another role "
+                             "first, then the directory can deactivate them.")
     tokens = api_tokens_revoke_for_member(user=user, workspace=workspace, actor=None)
     sessions = AuthSession.objects.filter(user=user, sso__workspace=workspace, revoked_at__isnull=True).update(
         revoked_at=timezone.now(), revoked_reason="scim_deprovisioned")

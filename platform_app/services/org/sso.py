@@ -177,8 +177,11 @@ def sso_delete(*, workspace, actor, ip: str = "") -> None:
 
 @transaction.atomic
 def scim_token_rotate(*, workspace, actor, ip: str = "") -> str:
-    """A new SCIM token (the plain value, shown once); the old one stops working at once. Turns SCIM on."""
+    """A new SCIM token (the plain value, shown once); the old one stops working at once. Turns SCIM on. Owners
+    only: the token adds, changes and removes members for the whole directory."""
     Workspace.objects.select_for_update().filter(pk=workspace.pk).first()
+    if not Membership.objects.filter(workspace=workspace, user=actor, role=Role.OWNER).exists():
+        raise Forbidden("Only an owner can create or replace the SCIM token.")
     row = sso_settings(workspace=workspace) or WorkspaceSso(workspace=workspace)
     raw = SCIM_TOKEN_PREFIX + secrets.token_urlsafe(32)
     row.scim_token_hash, row.scim_token_prefix = sha256_hex(raw), raw[:12]

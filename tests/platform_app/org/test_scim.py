@@ -164,12 +164,41 @@ def test_delete_is_204_and_takes_the_access_away(scim, scim_on, workspace, as_to
     scim_error(send(scim, "delete", f"/Users/{user['id']}"), 404)
 
 
-def test_the_last_owner_is_never_deprovisioned(scim, scim_on, workspace, alice):
-    user = create(scim, {"schemas": [USER], "userName": "alice@example.com"})
-    scim_error(send(scim, "patch", f"/Users/{user['id']}", {"schemas": [PATCH], "Operations": [
-        {"op": "replace", "path": "active", "value": False}]}), 409, "mutability")
-    assert Membership.objects.get(workspace=workspace, user=alice).role == "owner"
+@pytest.mark.parametrize("remove", ["deactivate", "delete"])
+def test_scim_never_removes_an_owner_even_with_another_owner_left(scim, scim_on, workspace, alice, remove):
+    """Only an owner removes an owner (REST); the directory's token is no way around it: an owner is made another
+    role first, by an owner, and then the directory can deactivate them."""
+    second = UserFactory(email="olga@example.com")
+    MembershipFactory(workspace=workspace, user=second, role="owner")
+    user = create(scim, {"schemas": [USER], "userName": "olga@example.com"})
+    if remove == "deactivate":
+        refused = send(scim, "patch", f"/Users/{user['id']}", {"schemas": [PATCH], "Operations": [
+            {"op": "replace", "path": "active", "value": False}]})
+    else:
+        refused = send(scim, "delete", f"/Users/{user['id']}")
+    assert "owner" in scim_error(refused, 403)["detail"]
+    assert Membership.objects.get(workspace=workspace, user=second).role == "owner"
     assert ScimUser.objects.get().active is True
+
+    Membership.objects.filter(workspace=workspace, user=second).update(role="admin")  # an owner demoted them
+    assert send(scim, "delete", f"/Users/{user['id']}").status_code == 204
+    assert not Membership.objects.filter(workspace=workspace, user=second).exists()
+
+
+def test_only_an_owner_creates_or_replaces_the_scim_token(workspace, alice, as_user):
+    """The token acts for the whole directory: an admin may not mint one (API and dashboard alike)."""
+    from platform_app.models import WorkspaceSso
+    from tests.platform_app.org.test_pages import browser
+
+    admin = UserFactory(email="adam@example.com")
+    MembershipFactory(workspace=workspace, user=admin, role="admin")
+    refused = as_user(admin).post("/v1/orgs/acme/sso/scim-token")
+    assert refused.status_code == 403 and "owner" in refused.json()["message"], refused.json()
+    assert browser(admin).post("/dashboard/acme/sso/scim-token").status_code == 403
+    assert not WorkspaceSso.objects.filter(scim_enabled=True).exists()
+    page = browser(admin).get("/dashboard/acme/sso/").content.decode()
+    assert "Create a SCIM token" not in page and "Only an owner" in page
+    assert as_user(alice).post("/v1/orgs/acme/sso/scim-token").status_code == 201
 
 
 def test_groups_named_like_roles_give_roles(scim, scim_on, workspace):
