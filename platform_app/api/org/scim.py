@@ -90,10 +90,39 @@ class ScimView(APIView):
         return response
 
 
-def _page_params(request) -> tuple[int, int | None]:
+SCHEMA_SEARCH = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
+
+
+def _search_params(data) -> dict:
+    """A SearchRequest body (RFC 7644 3.4.3) as the query parameters a GET would carry."""
+    if not isinstance(data, dict):
+        raise ScimError(400, "The body must be a JSON object.", "invalidSyntax")
+    schemas = data.get("schemas")
+    if schemas is not None and (not isinstance(schemas, list) or SCHEMA_SEARCH not in schemas):
+        raise ScimError(400, f"`schemas` must include {SCHEMA_SEARCH}.", "invalidSyntax")
+    params = {}
+    for key in ("attributes", "excludedAttributes"):
+        value = data.get(key)
+        if value is not None:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ScimError(400, f"`{key}` must be a list of attribute names.", "invalidValue")
+            params[key] = ",".join(value)
+    if data.get("filter") is not None:
+        if not isinstance(data["filter"], str):
+            raise ScimError(400, "`filter` must be a string.", "invalidFilter")
+        params["filter"] = data["filter"]
+    for key in ("startIndex", "count"):
+        if data.get(key) is not None:
+            if isinstance(data[key], bool) or not isinstance(data[key], int):
+                raise ScimError(400, f"`{key}` must be an integer.", "invalidValue")
+            params[key] = str(data[key])
+    return params
+
+
+def _page_params(params) -> tuple[int, int | None]:
     values = []
     for name, default in (("startIndex", 1), ("count", None)):
-        raw = request.query_params.get(name)
+        raw = params.get(name)
         if raw is None:
             values.append(default)
             continue
@@ -106,11 +135,11 @@ def _page_params(request) -> tuple[int, int | None]:
     return values[0], values[1]
 
 
-def list_response(request, queryset, render) -> Response:
-    start, count = _page_params(request)
+def list_response(params, queryset, answer) -> Response:
+    start, count = _page_params(params)
     total, rows = services.scim_page(queryset, start_index=start, count=count)
     return Response({"schemas": [SCHEMA_LIST], "totalResults": total, "startIndex": max(start, 1),
-                     "itemsPerPage": len(rows), "Resources": [render(r) for r in rows]})
+                     "itemsPerPage": len(rows), "Resources": [answer(params, r) for r in rows]})
 
 
 def _meta(kind: str, obj, path: str) -> dict:
@@ -119,13 +148,17 @@ def _meta(kind: str, obj, path: str) -> dict:
 
 
 def user_resource(u) -> dict:
-    formatted = f"{u.given_name} {u.family_name}".strip()
-    body = {"schemas": [SCHEMA_USER], "id": u.pk, "userName": u.user_name,
-            "name": {"givenName": u.given_name, "familyName": u.family_name, "formatted": formatted},
-            "displayName": u.display_name or formatted, "emails": list(u.emails), "active": u.active,
-            "groups": [{"value": g.pk, "display": g.display_name, "$ref": f"{scim_base_url()}/Groups/{g.pk}",
-                        "type": "direct"} for g in u.groups.all()],
-            "meta": _meta("User", u, "Users")}
+    """The User as RFC 7643 4.1 has it; attributes with no value are left out (a removed `name` is gone)."""
+    name = {key: value for key, value in (("givenName", u.given_name), ("familyName", u.family_name)) if value}
+    body = {"schemas": [SCHEMA_USER], "id": u.pk, "userName": u.user_name}
+    if name:
+        body["name"] = name
+    if u.display_name:
+        body["displayName"] = u.display_name
+    body.update({"emails": list(u.emails), "active": u.active,
+                 "groups": [{"value": g.pk, "display": g.display_name, "$ref": f"{scim_base_url()}/Groups/{g.pk}",
+                             "type": "direct"} for g in u.groups.all()],
+                 "meta": _meta("User", u, "Users")})
     if u.external_id:
         body["externalId"] = u.external_id
     return body
@@ -133,40 +166,111 @@ def user_resource(u) -> dict:
 
 def group_resource(g) -> dict:
     body = {"schemas": [SCHEMA_GROUP], "id": g.pk, "displayName": g.display_name,
-            "members": [{"value": m.pk, "display": m.user_name, "$ref": f"{scim_base_url()}/Users/{m.pk}",
-                         "type": "User"} for m in g.members.all()],
+            "members": [{"value": m.pk, "$ref": f"{scim_base_url()}/Users/{m.pk}", "type": "User"}
+                        for m in g.members.all()],
             "meta": _meta("Group", g, "Groups")}
     if g.external_id:
         body["externalId"] = g.external_id
     return body
 
 
-def created(resource: dict) -> Response:
-    return Response(resource, status=201, headers={"Location": resource["meta"]["location"]})
+ALWAYS_RETURNED = {"schemas", "id"}  # RFC 7643 3.1 / 7.: "returned": "always"
+
+
+def _attribute_paths(raw: str | None, schema: str) -> list[tuple[str, ...]] | None:
+    """`attributes` / `excludedAttributes` (RFC 7644 3.9): comma-separated names, optionally with the schema's URN
+    and one `.sub` level, compared case-insensitively; None when absent."""
+    if raw is None:
+        return None
+    paths = []
+    for name in raw.split(","):
+        name = name.strip()
+        if name.lower().startswith(schema.lower() + ":"):
+            name = name[len(schema) + 1:]
+        if not name or len(name) > 200:
+            continue
+        paths.append(tuple(part.lower() for part in name.split(".", 1)))
+    return paths
+
+
+def _shaped(resource: dict, params, schema: str) -> dict:
+    """The resource with only `attributes`, or without `excludedAttributes`; `id` and `schemas` always stay."""
+    wanted = _attribute_paths(params.get("attributes"), schema)
+    excluded = _attribute_paths(params.get("excludedAttributes"), schema)
+    if wanted is None and not excluded:
+        return resource
+    shaped = {}
+    for key, value in resource.items():
+        top = key.lower()
+        if top in ALWAYS_RETURNED:
+            shaped[key] = value
+            continue
+        if wanted is not None:
+            subs = [p[1] for p in wanted if p[0] == top and len(p) == 2]
+            if (top,) in wanted:
+                shaped[key] = value
+            elif subs and isinstance(value, dict):
+                shaped[key] = {k: v for k, v in value.items() if k.lower() in subs}
+            elif subs and isinstance(value, list):
+                shaped[key] = [{k: v for k, v in item.items() if k.lower() in subs} for item in value]
+            continue
+        if (top,) in excluded:
+            continue
+        subs = [p[1] for p in excluded if p[0] == top and len(p) == 2]
+        if subs and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k.lower() not in subs}
+        elif subs and isinstance(value, list):
+            value = [{k: v for k, v in item.items() if k.lower() not in subs} for item in value]
+        shaped[key] = value
+    return shaped
+
+
+def user_answer(params, scim_user) -> dict:
+    return _shaped(user_resource(scim_user), params, SCHEMA_USER)
+
+
+def group_answer(params, group) -> dict:
+    return _shaped(group_resource(group), params, SCHEMA_GROUP)
+
+
+def created(request, obj, answer) -> Response:
+    kind = "Users" if answer is user_answer else "Groups"
+    return Response(answer(request.query_params, obj), status=201, headers={"Location": f"{scim_base_url()}/{kind}/{obj.pk}"})
 
 
 # Users and Groups ----------------------------------------------------------------------------------
 
 class UsersView(ScimView):
     def get(self, request):
-        return list_response(request, services.scim_users(workspace=self.workspace,
-                                                          filter=request.query_params.get("filter")), user_resource)
+        return self.listed(request.query_params)
+
+    def listed(self, params):
+        return list_response(params, services.scim_users(workspace=self.workspace, filter=params.get("filter")),
+                             user_answer)
 
     def post(self, request):
-        return created(user_resource(services.scim_user_create(workspace=self.workspace, data=request.data)))
+        return created(request, services.scim_user_create(workspace=self.workspace, data=request.data), user_answer)
+
+
+class UsersSearchView(UsersView):
+    """POST /Users/.search: the list, its parameters in a SearchRequest body (RFC 7644 3.4.3)."""
+
+    def post(self, request):
+        return self.listed(_search_params(request.data))
 
 
 class UserView(ScimView):
     def get(self, request, scim_id):
-        return Response(user_resource(services.scim_user_get(workspace=self.workspace, user_id=scim_id)))
+        user = services.scim_user_get(workspace=self.workspace, user_id=scim_id)
+        return Response(user_answer(request.query_params, user))
 
     def put(self, request, scim_id):
-        return Response(user_resource(services.scim_user_replace(workspace=self.workspace, user_id=scim_id,
-                                                                 data=request.data)))
+        user = services.scim_user_replace(workspace=self.workspace, user_id=scim_id, data=request.data)
+        return Response(user_answer(request.query_params, user))
 
     def patch(self, request, scim_id):
-        return Response(user_resource(services.scim_user_patch(workspace=self.workspace, user_id=scim_id,
-                                                               data=request.data)))
+        user = services.scim_user_patch(workspace=self.workspace, user_id=scim_id, data=request.data)
+        return Response(user_answer(request.query_params, user))
 
     def delete(self, request, scim_id):
         services.scim_user_delete(workspace=self.workspace, user_id=scim_id)
@@ -175,24 +279,36 @@ class UserView(ScimView):
 
 class GroupsView(ScimView):
     def get(self, request):
-        return list_response(request, services.scim_groups(workspace=self.workspace,
-                                                           filter=request.query_params.get("filter")), group_resource)
+        return self.listed(request.query_params)
+
+    def listed(self, params):
+        return list_response(params, services.scim_groups(workspace=self.workspace, filter=params.get("filter")),
+                             group_answer)
 
     def post(self, request):
-        return created(group_resource(services.scim_group_create(workspace=self.workspace, data=request.data)))
+        return created(request, services.scim_group_create(workspace=self.workspace, data=request.data),
+                       group_answer)
+
+
+class GroupsSearchView(GroupsView):
+    """POST /Groups/.search (RFC 7644 3.4.3)."""
+
+    def post(self, request):
+        return self.listed(_search_params(request.data))
 
 
 class GroupView(ScimView):
     def get(self, request, scim_id):
-        return Response(group_resource(services.scim_group_get(workspace=self.workspace, group_id=scim_id)))
+        group = services.scim_group_get(workspace=self.workspace, group_id=scim_id)
+        return Response(group_answer(request.query_params, group))
 
     def put(self, request, scim_id):
-        return Response(group_resource(services.scim_group_replace(workspace=self.workspace, group_id=scim_id,
-                                                                   data=request.data)))
+        group = services.scim_group_replace(workspace=self.workspace, group_id=scim_id, data=request.data)
+        return Response(group_answer(request.query_params, group))
 
     def patch(self, request, scim_id):
-        return Response(group_resource(services.scim_group_patch(workspace=self.workspace, group_id=scim_id,
-                                                                 data=request.data)))
+        group = services.scim_group_patch(workspace=self.workspace, group_id=scim_id, data=request.data)
+        return Response(group_answer(request.query_params, group))
 
     def delete(self, request, scim_id):
         services.scim_group_delete(workspace=self.workspace, group_id=scim_id)
@@ -202,12 +318,17 @@ class GroupView(ScimView):
 # Discovery (RFC 7644 section 4) ------------------------------------------------------------------------
 
 def _attribute(name, type_="string", *, required=False, multi=False, mutability="readWrite", unique="none",
-               case_exact=False, sub=None, returned="default", description=""):
+               case_exact=False, sub=None, returned="default", description="", reference_types=None,
+               canonical=None):
     attribute = {"name": name, "type": type_, "multiValued": multi, "description": description,
                  "required": required, "caseExact": case_exact, "mutability": mutability, "returned": returned,
                  "uniqueness": unique}
     if sub:
         attribute["subAttributes"] = sub
+    if reference_types:
+        attribute["referenceTypes"] = reference_types
+    if canonical:
+        attribute["canonicalValues"] = canonical
     return attribute
 
 
@@ -215,24 +336,28 @@ SCHEMAS = {
     SCHEMA_USER: {"id": SCHEMA_USER, "name": "User", "description": "A member of the workspace", "attributes": [
         _attribute("userName", required=True, unique="server", description="Unique in the workspace, "
                                                                            "case-insensitively"),
-        _attribute("name", "complex", sub=[_attribute("givenName"), _attribute("familyName"),
-                                           _attribute("formatted", mutability="readOnly")]),
+        _attribute("name", "complex", sub=[_attribute("givenName"), _attribute("familyName")]),
         _attribute("displayName"),
-        _attribute("emails", "complex", multi=True, sub=[_attribute("value"), _attribute("type"),
+        _attribute("emails", "complex", multi=True, sub=[_attribute("value"),
+                                                         _attribute("type", canonical=["work", "home", "other"]),
                                                          _attribute("primary", "boolean")],
                    description="The primary (else the first) is the platform account's email"),
         _attribute("active", "boolean", description="false removes the membership and revokes its access"),
-        _attribute("groups", "complex", multi=True, mutability="readOnly",
-                   sub=[_attribute("value", mutability="readOnly"), _attribute("display", mutability="readOnly")]),
+        _attribute("groups", "complex", multi=True, mutability="readOnly", sub=[
+            _attribute("value", mutability="readOnly"),
+            _attribute("$ref", "reference", mutability="readOnly", reference_types=["Group"]),
+            _attribute("display", mutability="readOnly"),
+            _attribute("type", mutability="readOnly", canonical=["direct"])]),
         _attribute("externalId", case_exact=True),
     ]},
     SCHEMA_GROUP: {"id": SCHEMA_GROUP, "name": "Group",
                    "description": "A group named like a role (admin, developer, billing, viewer) gives it",
                    "attributes": [
                        _attribute("displayName", required=True, unique="server"),
-                       _attribute("members", "complex", multi=True,
-                                  sub=[_attribute("value", mutability="immutable"),
-                                       _attribute("display", mutability="readOnly")]),
+                       _attribute("members", "complex", multi=True, sub=[
+                           _attribute("value", mutability="immutable"),
+                           _attribute("$ref", "reference", mutability="immutable", reference_types=["User"]),
+                           _attribute("type", mutability="immutable", canonical=["User"])]),
                        _attribute("externalId", case_exact=True)]},
 }
 RESOURCE_TYPES = {
@@ -288,6 +413,14 @@ class ResourceTypesView(ScimView):
         if key not in RESOURCE_TYPES:
             raise ScimError(404, "No such resource type.")
         return Response(_resource_type(key))
+
+
+class RootSearchView(ScimView):
+    """POST /.search over every resource type at once: not offered (RFC 7644 3.4.3 lets a server answer 501);
+    /Users/.search and /Groups/.search are."""
+
+    def post(self, request):
+        raise ScimError(501, "Search across resource types is not offered; use /Users/.search or /Groups/.search.")
 
 
 class NotFoundView(ScimView):

@@ -131,10 +131,17 @@ def _state_of(scim_user: ScimUser) -> dict:
             "display_name": scim_user.display_name, "emails": list(scim_user.emails), "active": scim_user.active}
 
 
-def _account_email(state: dict) -> str:
+def _account_email(state: dict, current: str = "") -> str:
+    """The account's address: the primary of `emails`, else the first, else a `userName` that is one, else (once
+    linked) the address it has."""
     emails = state["emails"]
     chosen = next((e["value"] for e in emails if e.get("primary")), None) or (emails[0]["value"] if emails else None)
-    chosen = chosen or state["user_name"]
+    if not chosen:
+        try:
+            validate_email(state["user_name"])
+            chosen = state["user_name"]
+        except DjangoValidationError:
+            chosen = current
     try:
         validate_email(chosen)
     except DjangoValidationError:
@@ -326,8 +333,8 @@ def _apply_user(*, workspace, sso, scim_user: ScimUser, state: dict) -> ScimUser
     """Store `state` on the record (and on its account when the workspace created it), then sync."""
     if state["user_name"].lower() != scim_user.user_name.lower():
         _unique_user_name(workspace, state["user_name"], exclude=scim_user.pk)
-    email = _account_email(state)
     account = scim_user.user
+    email = _account_email(state, current=account.email)
     if scim_user.account_created:  # the workspace's own account follows its directory
         if email.lower() != account.email.lower():
             _allowed_domain(sso, email)
@@ -468,7 +475,11 @@ def _patch_user(state: dict, op: str, path: str, value) -> None:
 
 
 def _merge_emails(current: list, added: list) -> list:
-    merged = [e for e in current if e["value"].lower() not in {a["value"].lower() for a in added}] + added
+    """`added` replace the same addresses; an added primary makes the others not primary (RFC 7643 2.4: one)."""
+    kept = [e for e in current if e["value"].lower() not in {a["value"].lower() for a in added}]
+    if any(a.get("primary") for a in added):
+        kept = [{**e, "primary": False} for e in kept]
+    merged = kept + added
     if len(merged) > MAX_EMAILS:
         raise _invalid(f"At most {MAX_EMAILS} emails.")
     return merged

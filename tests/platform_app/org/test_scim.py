@@ -445,3 +445,68 @@ def test_a_user_the_directory_removed_cannot_rejoin_through_an_invitation(scim, 
     assert not Membership.objects.filter(workspace=workspace, user=account).exists()
     later.refresh_from_db()
     assert later.status == Invitation.Status.PENDING
+
+
+def test_attributes_and_excluded_attributes_shape_users_and_groups(scim, scim_on):
+    """RFC 7644 3.9: `attributes` returns only those (with `id` and `schemas`), `excludedAttributes` leaves them out,
+    on lists, single resources and writes alike; names compare case-insensitively, with or without the URN."""
+    user = create(scim)
+    group = send(scim, "post", "/Groups", {"schemas": [GROUP], "displayName": "developer",
+                                           "members": [{"value": user["id"]}]}).json()
+
+    excluded = send(scim, "get", f"/Users/{user['id']}?excludedAttributes=name,emails").json()
+    assert "name" not in excluded and "emails" not in excluded and excluded["userName"] == "bjensen"
+    listed = send(scim, "get", "/Users?excludedAttributes=NAME").json()["Resources"][0]
+    assert "name" not in listed and listed["id"] == user["id"]
+
+    only = send(scim, "get", f"/Users?attributes=userName,{USER}:name.givenName").json()["Resources"][0]
+    assert only == {"schemas": [USER], "id": user["id"], "userName": "bjensen", "name": {"givenName": "Barbara"}}
+    sub = send(scim, "get", f"/Users/{user['id']}?excludedAttributes=emails.type,meta").json()
+    assert sub["emails"] == [{"value": "bjensen@example.com", "primary": True}] and "meta" not in sub
+
+    members = send(scim, "get", f"/Groups/{group['id']}?attributes=members.value").json()
+    assert members == {"schemas": [GROUP], "id": group["id"], "members": [{"value": user["id"]}]}
+    assert "members" not in send(scim, "get", "/Groups?excludedAttributes=members").json()["Resources"][0]
+    made = send(scim, "post", "/Users?attributes=userName", {"schemas": [USER], "userName": "z@example.com"})
+    assert made.status_code == 201 and made.json() == {"schemas": [USER], "id": made.json()["id"],
+                                                       "userName": "z@example.com"}
+    assert made["Location"].endswith(f"/scim/v2/Users/{made.json()['id']}")
+
+
+def test_a_patch_removing_name_leaves_no_name(scim, scim_on):
+    user = create(scim)
+    removed = send(scim, "patch", f"/Users/{user['id']}", {"schemas": [PATCH], "Operations": [
+        {"op": "remove", "path": "name"}]})
+    assert removed.status_code == 200 and "name" not in removed.json(), removed.json()
+    fetched = send(scim, "get", f"/Users/{user['id']}").json()
+    assert "name" not in fetched and "displayName" not in fetched
+    stored = ScimUser.objects.get()
+    assert (stored.given_name, stored.family_name) == ("", "")
+
+
+def test_search_by_post_is_the_list_with_its_parameters_in_the_body(scim, scim_on):
+    create(scim)
+    create(scim, {"schemas": [USER], "userName": "jsmith", "emails": [{"value": "jsmith@example.com"}]})
+    search = "urn:ietf:params:scim:api:messages:2.0:SearchRequest"
+    found = send(scim, "post", "/Users/.search", {"schemas": [search], "filter": 'userName eq "jsmith"',
+                                                  "attributes": ["userName"], "count": 5})
+    assert found.status_code == 200, found.json()
+    assert found.json()["totalResults"] == 1 and found.json()["Resources"][0]["userName"] == "jsmith"
+    assert set(found.json()["Resources"][0]) == {"schemas", "id", "userName"}
+    assert send(scim, "post", "/Groups/.search", {"schemas": [search]}).json()["totalResults"] == 0
+    scim_error(send(scim, "post", "/Users/.search", {"schemas": [search], "attributes": "userName"}), 400,
+               "invalidValue")
+    scim_error(send(scim, "post", "/.search", {"schemas": [search]}), 501)
+
+
+def test_an_added_primary_email_is_the_only_primary_and_removing_emails_keeps_the_address(scim, scim_on):
+    user = create(scim)
+    added = send(scim, "patch", f"/Users/{user['id']}", {"schemas": [PATCH], "Operations": [
+        {"op": "add", "path": "emails", "value": [{"value": "babs@example.com", "primary": True}]}]}).json()
+    assert [(e["value"], e["primary"]) for e in added["emails"]] == [("bjensen@example.com", False),
+                                                                     ("babs@example.com", True)]
+    assert User.objects.filter(email="babs@example.com").exists()  # the primary is the account's address
+    removed = send(scim, "patch", f"/Users/{user['id']}", {"schemas": [PATCH], "Operations": [
+        {"op": "remove", "path": "emails"}]})
+    assert removed.status_code == 200 and removed.json()["emails"] == []
+    assert User.objects.filter(email="babs@example.com").exists()
