@@ -4,7 +4,7 @@ Authenticated by the workspace's SCIM token (`Authorization: Bearer scim_...`, `
 error, a wrong token included, answers in SCIM's error schema
 `{"schemas": ["urn:ietf:params:scim:api:messages:2.0:Error"], "status", "detail", "scimType"?}`. JSON keys are
 SCIM's own (no camelCase conversion); answers are `application/scim+json` (or `application/json` when asked).
-Not part of the platform's OpenAPI document. The rules are platform_app/services/org/scim.py."""
+Not part of the platform's OpenAPI document. The rules are platform_app/services/org/scim/."""
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
