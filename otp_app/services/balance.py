@@ -65,6 +65,21 @@ def hold_release(*, delivery) -> int:
     return held
 
 
+def charge_rows(deliveries: list) -> list[Charge]:
+    """The unsaved charges settling these live deliveries' holds (the balance lost each price when it was held),
+    their `reserved` set to 0 for the caller to save with them; test deliveries have none."""
+    live = [d for d in deliveries if d.record.mode == "live"]
+    currencies = dict(Balance.objects.filter(workspace_id__in={d.record.workspace_id for d in live})
+                      .values_list("workspace_id", "currency")) if live else {}
+    charges = []
+    for delivery in live:
+        charges.append(Charge(workspace_id=delivery.record.workspace_id, delivery=delivery, channel=delivery.channel,
+                              amount=delivery.reserved,
+                              currency=currencies.get(delivery.record.workspace_id, settings.OTP_CURRENCY)))
+        delivery.reserved = 0
+    return charges
+
+
 @transaction.atomic
 def delivery_charge(*, delivery) -> Charge | None:
     """Settle an accepted live delivery's hold as its charge; a second call for the same delivery changes

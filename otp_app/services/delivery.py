@@ -3,7 +3,7 @@ next channel of the record's route, `undeliverable` when every channel failed.""
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config.jobs import publish
@@ -11,7 +11,7 @@ from config.writes import write_together
 from otp_app import channels, messages
 from otp_app.channels.base import ChannelError, Message
 from otp_app.models import Delivery, OtpRecord, SandboxMessage
-from otp_app.services.balance import delivery_charge, hold_release, price_hold
+from otp_app.services.balance import charge_rows, delivery_charge, hold_release, price_hold
 from otp_app.services.codes import code_hash, code_new, code_seal, code_unseal
 
 
@@ -72,20 +72,49 @@ def delivery_message(delivery: Delivery, sealed_code: str) -> Message | Attempt:
 
 def delivery_send(delivery: Delivery, message: Message) -> Attempt:
     """Hand the message to the channel's provider; charge when it accepts."""
-    try:
-        provider_id = channels.get(delivery.channel).send(message)
-    except ChannelError as exc:
-        delivery.tries += 1
-        if exc.retryable and delivery.tries <= settings.OTP_DELIVERY_RETRIES:
-            delivery.error = str(exc)[:500]
-            delivery.updated_at = timezone.now()
-            delivery.save(update_fields=["tries", "error", "updated_at"])
-            return Attempt("retry", countdown=2 ** delivery.tries)
-        return delivery_failed(delivery=delivery, error=str(exc))
-    with transaction.atomic():
-        delivery.save(update_fields=_mark_sent(delivery, provider_id))
-        delivery_charge(delivery=delivery)
+    accepted = provider_send(delivery, message)
+    if isinstance(accepted, ChannelError):
+        return delivery_refused(delivery, accepted)
+    deliveries_sent([(delivery, accepted)])
     return Attempt("sent")
+
+
+def provider_send(delivery: Delivery, message: Message) -> str | ChannelError:
+    """The provider's message id, or its refusal. Touches no table: a drain calls it on threads, side by side."""
+    try:
+        return channels.get(delivery.channel).send(message)
+    except ChannelError as exc:
+        return exc
+
+
+def delivery_refused(delivery: Delivery, error: ChannelError) -> Attempt:
+    """A provider's refusal: a transient one is tried again later (backoff), any other fails the channel."""
+    delivery.tries += 1
+    if error.retryable and delivery.tries <= settings.OTP_DELIVERY_RETRIES:
+        delivery.error = str(error)[:500]
+        delivery.updated_at = timezone.now()
+        delivery.save(update_fields=["tries", "error", "updated_at"])
+        return Attempt("retry", countdown=2 ** delivery.tries)
+    return delivery_failed(delivery=delivery, error=str(error))
+
+
+def deliveries_sent(accepted: list[tuple[Delivery, str]]) -> None:
+    """Deliveries their providers accepted (with the providers' message ids): each marked sent and, when live, its
+    hold settled as its charge, all in one statement. Should one have been charged before (a retried job), the
+    batch is written a delivery at a time, and that one keeps its one charge."""
+    held = {delivery.pk: delivery.reserved for delivery, _ in accepted}
+    updates = [(delivery, _mark_sent(delivery, provider_id) + (["reserved"] if delivery.record.mode == "live" else []))
+               for delivery, provider_id in accepted]
+    charges = charge_rows([delivery for delivery, _ in accepted])
+    try:
+        with transaction.atomic():
+            write_together(*charges, updates=updates)
+    except IntegrityError:
+        for delivery, fields in updates:
+            delivery.reserved = held[delivery.pk]
+            with transaction.atomic():
+                delivery.save(update_fields=[f for f in fields if f != "reserved"])
+                delivery_charge(delivery=delivery)
 
 
 def _mark_sent(delivery: Delivery, provider_message_id: str) -> list[str]:

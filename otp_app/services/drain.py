@@ -21,14 +21,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connection
 from django.utils import timezone
 
 from config.cache_flags import flag_hold, flag_lower, flag_raise
 from config.jobs import publish
 from config.writes import write_together
 from otp_app.models import Delivery
-from otp_app.services.delivery import Attempt, delivery_follow_up, delivery_message, delivery_send, sandbox_rows
+from otp_app.channels.base import ChannelError
+from otp_app.services.delivery import (Attempt, deliveries_sent, delivery_follow_up, delivery_message, delivery_refused,
+                                       provider_send, sandbox_rows)
 
 logger = logging.getLogger(__name__)
 
@@ -123,32 +125,37 @@ def _deliver(batch: list[tuple[int, str]]) -> None:
             live.append((delivery, ready, sealed))
     if outbox:
         write_together(*outbox, updates=updates)
-    if len(live) > 1 and not connection.in_atomic_block:
-        list(_executor.map(_deliver_live_on_thread, live))
-    else:  # one, or inside a caller's transaction, whose rows another thread's connection could not see
-        for item in live:
-            _deliver_live(*item)
+    if live:
+        _deliver_live(live)
 
 
-def _deliver_live(delivery, message, sealed) -> None:
+def _deliver_live(live: list) -> None:
+    """Live deliveries: handed to their providers side by side on threads (they wait on the network), then what
+    the providers accepted written in one statement, sent and charged; a refusal is retried or falls back."""
+    if len(live) > 1:
+        answers = list(_executor.map(_provider_send, live))
+    else:
+        answers = [_provider_send(live[0])]
+    accepted = [(delivery, answer) for (delivery, _, _), answer in zip(live, answers) if isinstance(answer, str)]
+    if accepted:
+        deliveries_sent(accepted)
+    for (delivery, _, sealed), answer in zip(live, answers):
+        if isinstance(answer, ChannelError):
+            _follow_up(delivery_refused(delivery, answer), delivery, sealed)
+
+
+def _provider_send(item) -> str | ChannelError | None:
+    delivery, message, _ = item
     try:
-        attempt = delivery_send(delivery, message)
+        return provider_send(delivery, message)
     except Exception:  # noqa: BLE001 - one delivery's bug must not cost the batch; the sweep sends a fresh code
         logger.exception("Delivery %s failed unexpectedly; the redelivery sweep will send a fresh code.", delivery.pk)
-        return
-    _follow_up(attempt, delivery, sealed)
-
-
-def _deliver_live_on_thread(item) -> None:
-    try:
-        _deliver_live(*item)
-    finally:
-        connections.close_all()  # this thread's connection, back to the pool
+        return None
 
 
 def _follow_up(attempt: Attempt, delivery: Delivery, sealed: str) -> None:
     delivery_follow_up(attempt=attempt, delivery_id=delivery.pk, sealed_code=sealed)
 
 
-# Threads for live deliveries, which spend their time waiting on providers; one set per process, started as needed.
+# Threads for live deliveries' provider calls, which wait on the network; one set per process, started as needed.
 _executor = ThreadPoolExecutor(max_workers=settings.OTP_DRAIN_THREADS, thread_name_prefix="delivery")

@@ -114,3 +114,41 @@ def test_concurrent_live_sends_never_overdraw(transactional_db, workspace, setti
     results = at_once(send, 10)
     assert sorted(results) == [(201, None)] + [(402, "insufficient_balance")] * 9
     assert OtpRecord.objects.count() == 1 and balance() == 0
+
+
+def test_a_drain_settles_a_batch_of_live_deliveries_in_one_statement(workspace, settings):
+    """The providers are called side by side; what they accepted is then marked sent and charged together, so the
+    drain's statements do not grow with the batch (PostgreSQL; elsewhere the rows are saved one by one)."""
+    from django.test.utils import CaptureQueriesContext
+
+    settings.OTP_EMAIL_ENABLED, settings.OTP_SENDS_PER_RECIPIENT = True, 10
+    BalanceFactory(workspace=workspace, amount=100)
+    client = live_client(workspace)
+    for n in range(8):
+        assert client.post("/api/v1/otp/send", {"recipient": f"r{n}@example.com"}, format="json").status_code == 201
+    with CaptureQueriesContext(connection) as queries:
+        assert deliveries_drain() == 8
+    assert sorted(m.to[0] for m in mail.outbox) == sorted(f"r{n}@example.com" for n in range(8))
+    assert set(Delivery.objects.values_list("status", "reserved")) == {("sent", 0)}
+    assert Charge.objects.count() == 8 and {c.amount for c in Charge.objects.all()} == {2} and balance() == 84
+    if connection.vendor == "postgresql":
+        writes = [q["sql"] for q in queries.captured_queries if q["sql"].startswith(("INSERT", "UPDATE", "WITH"))]
+        assert len(writes) <= 4, writes  # the claim(s) and the one settling statement
+
+
+def test_a_delivery_charged_before_keeps_its_one_charge(workspace, settings):
+    """A retried job's delivery already has its charge: the batch falls back to one delivery at a time, each
+    sent, the charged one not charged twice."""
+    from otp_app.services.delivery import deliveries_sent
+
+    settings.OTP_EMAIL_ENABLED, settings.OTP_SENDS_PER_RECIPIENT = True, 10
+    BalanceFactory(workspace=workspace, amount=100)
+    client = live_client(workspace)
+    for n in range(2):
+        assert client.post("/api/v1/otp/send", {"recipient": f"c{n}@example.com"}, format="json").status_code == 201
+    first, second = Delivery.objects.select_related("record").order_by("pk")
+    Charge.objects.create(workspace_id=workspace.pk, delivery=first, channel="email", amount=2, currency="USD")
+    deliveries_sent([(first, "m-1"), (second, "m-2")])
+    assert set(Delivery.objects.values_list("status", flat=True)) == {"sent"}
+    assert sorted(Charge.objects.values_list("delivery_id", flat=True)) == [first.pk, second.pk]
+    assert balance() == 96  # both held at send time, nothing more taken
