@@ -1,9 +1,11 @@
 """Staff views of the OTP service. Code hashes and key hashes are never shown."""
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 
+from config.errors import ValidationFailed
 from otp_app.models import (ApiKey, Balance, Charge, Delivery, IdempotencyKey, OtpRecord, RoutingRule, SandboxMessage,
                             WorkspacePolicy)
+from otp_app.services.balance import balance_top_up
 from otp_app.services.number_types import REFUSED
 
 
@@ -59,12 +61,43 @@ class DeliveryAdmin(admin.ModelAdmin):
     readonly_fields = ("created_at",)
 
 
+class BalanceForm(forms.ModelForm):
+    adjust_by = forms.IntegerField(initial=0, help_text="Added to the balance as it is when you save (negative: "
+                                                       "taken away); sends holding prices meanwhile are kept.")
+
+    class Meta:
+        model = Balance
+        fields = ("workspace", "currency")
+
+    def clean_adjust_by(self):
+        adjust_by = self.cleaned_data["adjust_by"]
+        if adjust_by < -(self.instance.amount if self.instance.pk else 0):
+            raise forms.ValidationError("The balance cannot go below zero.")
+        return adjust_by
+
+
 @admin.register(Balance)
 class BalanceAdmin(admin.ModelAdmin):
+    """The amount is never written from the form: a top-up or a correction is a change by, applied to the row as
+    it is at that moment (balance_top_up), so a form loaded before some sends cannot give their holds back."""
+    form = BalanceForm
     list_display = ("workspace", "amount", "currency", "updated_at")
     search_fields = ("workspace__slug",)
     list_select_related = ("workspace",)
     raw_id_fields = ("workspace",)
+    readonly_fields = ("amount", "updated_at")
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.readonly_fields + (("workspace", "currency") if obj else ())
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.save()
+        try:
+            balance_top_up(workspace=obj.workspace, amount=form.cleaned_data["adjust_by"])
+        except ValidationFailed as exc:
+            messages.error(request, f"{exc.message} Nothing was changed.")
+        obj.refresh_from_db()
 
 
 @admin.register(Charge)

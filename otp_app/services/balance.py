@@ -10,6 +10,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
+from config.errors import ValidationFailed
 from otp_app.models import Balance, Charge, Delivery, SandboxMessage
 
 
@@ -19,12 +20,15 @@ def balance_for(workspace) -> Balance:
     return balance
 
 
-@transaction.atomic
 def balance_top_up(*, workspace, amount: int) -> Balance:
+    """Add `amount` (negative: take it away) to the balance in one conditional UPDATE, so holds taken meanwhile are
+    kept (never a read-then-write); a change that would take it below zero is refused (ValidationFailed)."""
     balance = balance_for(workspace)
-    balance = Balance.objects.select_for_update().get(pk=balance.pk)
-    balance.amount += amount
-    balance.save(update_fields=["amount", "updated_at"])
+    changed = Balance.objects.filter(pk=balance.pk, amount__gte=-amount).update(
+        amount=F("amount") + amount, updated_at=timezone.now())
+    if not changed:
+        raise ValidationFailed("The balance cannot go below zero.", details={"amount": ["More than the balance."]})
+    balance.refresh_from_db()
     return balance
 
 

@@ -152,3 +152,25 @@ def test_a_delivery_charged_before_keeps_its_one_charge(workspace, settings):
     assert set(Delivery.objects.values_list("status", flat=True)) == {"sent"}
     assert sorted(Charge.objects.values_list("delivery_id", flat=True)) == [first.pk, second.pk]
     assert balance() == 96  # both held at send time, nothing more taken
+
+
+def test_staff_adjust_a_balance_by_an_amount_and_keep_the_holds_taken_meanwhile(workspace, settings, client):
+    """The admin page changes the balance by an amount applied to the row as it is when saved: a form loaded before
+    a send cannot give that send's hold back. Below zero is refused and changes nothing."""
+    from tests.factories import SuperuserFactory
+
+    settings.OTP_EMAIL_ENABLED = True
+    balance_row = BalanceFactory(workspace=workspace, amount=100)
+    client.force_login(SuperuserFactory())
+    url = f"/admin/otp_app/balance/{balance_row.pk}/change/"
+    page = client.get(url)
+    assert page.status_code == 200 and b"adjust_by" in page.content
+    assert live_client(workspace).post("/api/v1/otp/send", {"recipient": EMAIL}, format="json").status_code == 201
+    assert balance() == 98  # held while the form was open
+    saved = client.post(url, {"adjust_by": "50"})
+    assert saved.status_code == 302, saved.content[:2000]
+    assert balance() == 148
+    refused = client.post(url, {"adjust_by": "-500"})
+    assert refused.status_code == 200 and b"cannot go below zero" in refused.content
+    assert balance() == 148
+    assert client.post(url, {"adjust_by": "-148"}).status_code == 302 and balance() == 0
