@@ -345,8 +345,10 @@ def tokens():
 def tokens_create(state: State, name: str, scopes: str, expires: str | None, org: str | None):
     """Create a token; its value is printed once."""
     body = {"name": name, "scopes": scopes, "expires": expires}
-    if org or state.workspace:
-        body["orgId"] = org or state.workspace
+    # a token bound to a workspace (as `svc login` may make) can only make tokens bound to that workspace
+    org = org or state.workspace or (state.me().get("actingAs") or {}).get("orgId")
+    if org:
+        body["orgId"] = org
     token = state.api.post("/v1/user/tokens", json=body)
     state.out(token, lambda: (click.echo(token["token"]),
                               state.say(f"Token {token['id']} ({', '.join(token['scopes'])}; expires "
