@@ -66,7 +66,7 @@ class Deployment(models.Model):
     artifact_path = models.CharField(max_length=500, blank=True, help_text="folder under ARTIFACT_ROOT")
     artifact_sha256 = models.CharField(max_length=64, blank=True, help_text="of the archive in artifact storage")
     artifact_bytes = models.PositiveBigIntegerField(null=True, blank=True)
-    source_upload = models.ForeignKey(SourceUpload, null=True, blank=True, on_delete=models.PROTECT,
+    source_upload = models.ForeignKey(SourceUpload, null=True, blank=True, on_delete=models.RESTRICT,
                                       related_name="deployments", help_text="What an upload project built.")
     snapshot = models.JSONField(default=dict, blank=True,
                                 help_text="what it was built with: commit, commands, env var names and value hash")

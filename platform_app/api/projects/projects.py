@@ -2,7 +2,6 @@
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from config.errors import ValidationFailed
 from config.inputs import InputSerializer, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Project, ProjectGroup
@@ -155,15 +154,9 @@ class ProjectListView(PlatformView):
                           "`provider` + `repo` through a Git provider connection.")
     def post(self, request, org_id):
         values = validated(ProjectCreateInput, request)
-        if values.pop("source") == "upload":
-            for field in ("git_url", "provider", "repo", "production_branch", "auto_deploy"):
-                if values.pop(field, None):
-                    raise ValidationFailed(f"An upload project has no `{field}`.", details={field: ["Not allowed."]})
-            project = project_services.project_create_for_uploads(workspace=self.workspace, actor=request.user,
-                                                                  ip=self.ip, **values)
-        else:
-            project = project_services.project_create_from_git(workspace=self.workspace, actor=request.user,
-                                                               ip=self.ip, **values)
+        create = (project_services.project_create_for_uploads if values.pop("source") == "upload"
+                  else project_services.project_create_from_git)
+        project = create(workspace=self.workspace, actor=request.user, ip=self.ip, **values)
         return Response(ProjectSerializer(project).data, status=201)
 
 

@@ -17,7 +17,8 @@ from django.utils.text import slugify
 
 from config.errors import Conflict, NotFound, ServiceUnavailable, ValidationFailed
 from config.ids import new_id
-from platform_app.models import Project, ProjectGroup
+from platform_app.models import Deployment, Project, ProjectGroup, SourceUpload
+from platform_app.services.deployments.artifacts import artifact_name, source_delete
 from platform_app.services.projects.addresses import TUNNEL_SUFFIX, deployment_at
 from platform_app.services.teams.audit import audit_record
 from platform_app.services.org.growth_events import FIRST_PROJECT, growth_event_record
@@ -155,10 +156,17 @@ def project_create_from_git(*, workspace, actor, name: str, git_url: str = "", p
                        git_repo=repo, production_branch=branch, **build_settings)
 
 
+GIT_SETTINGS = ("git_url", "provider", "repo", "production_branch", "auto_deploy")
+
+
 @transaction.atomic
 def project_create_for_uploads(*, workspace, actor, name: str, slug: str | None = None, group_id=None, ip: str = "",
                                **build_settings) -> Project:
-    """A project built from folders sent by the command-line client (`POST P/sources`), no repository."""
+    """A project built from folders sent by the command-line client (`POST P/sources`), no repository: a Git
+    setting given with it is refused."""
+    for field in GIT_SETTINGS:
+        if build_settings.pop(field, None):
+            raise ValidationFailed(f"An upload project has no `{field}`.", details={field: ["Not allowed."]})
     return _insert(workspace=workspace, actor=actor, ip=ip, source=Project.Source.UPLOAD, name=name, slug=slug,
                    group_id=group_id, **build_settings)
 
@@ -230,11 +238,25 @@ def project_delete(*, project: Project, actor, ip: str = "") -> Project:
     workspace, git_url, pk = project.workspace, project.git_url, project.pk
     audit_record(workspace=workspace, actor=actor, action="project.deleted", target=project,
                  data={"name": project.name, "slug": project.slug}, ip=ip)
+    stored = _stored_files(project)
     project.delete()
     project.pk = pk
+    transaction.on_commit(lambda: _remove_stored_files(stored))  # nothing is gone if the deletion rolls back
     if project.source == Project.Source.TEMPLATE:
         transaction.on_commit(lambda: _remove_hosted_repo(git_url, workspace))
     return project
+
+
+def _stored_files(project: Project) -> list[str]:
+    """What the project keeps in artifact storage: its uploaded folders and its deployments' built archives."""
+    uploads = list(SourceUpload.objects.filter(project=project).values_list("storage_name", flat=True))
+    built = Deployment.objects.filter(project=project).exclude(artifact_sha256="").values_list("pk", flat=True)
+    return uploads + [artifact_name(pk) for pk in built]
+
+
+def _remove_stored_files(names: list[str]) -> None:
+    for name in names:
+        source_delete(name)
 
 
 def project_auto_deploy_status(*, project: Project) -> dict:

@@ -122,3 +122,22 @@ def test_an_upload_project_needs_an_upload_and_a_git_project_takes_none(alice_cl
                                                                             "source": "src_nope"}, format="json")
     assert resp.status_code == 400 and resp.json()["code"] == "not_an_upload_project"
     assert not Deployment.objects.exists()
+
+
+def test_deleting_the_project_removes_its_uploads_and_built_archives_from_storage(
+        alice_client, upload_project, django_capture_on_commit_callbacks):
+    from platform_app.services.deployments.artifacts import artifact_name, storage
+
+    source = send(alice_client, upload_project, tar_gz({"site/index.html": "kept until the project goes"})).json()
+    with django_capture_on_commit_callbacks(execute=True):
+        built = alice_client.post(f"/v1/orgs/acme/projects/{upload_project.pk}/deployments",
+                                  {"env": "production", "source": source["id"]}, format="json")
+    deployment = Deployment.objects.get(pk=built.json()["id"])
+    assert deployment.status == "ready", deployment.error_message
+    kept = [SourceUpload.objects.get().storage_name, artifact_name(deployment.pk)]
+    assert all(storage().exists(name) for name in kept)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alice_client.delete(f"/v1/orgs/acme/projects/{upload_project.pk}").status_code == 200
+    assert not any(storage().exists(name) for name in kept)
+    assert not SourceUpload.objects.exists()
