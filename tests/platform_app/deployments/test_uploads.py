@@ -6,6 +6,8 @@ import tarfile
 import pytest
 
 from platform_app.models import Deployment, LogLine, Project, SourceUpload
+from tests.platform_app.sandbox.conftest import sandbox  # noqa: F401 - s3_artifacts needs it
+from tests.platform_app.sandbox.test_nodes import s3_artifacts  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -141,3 +143,26 @@ def test_deleting_the_project_removes_its_uploads_and_built_archives_from_storag
         assert alice_client.delete(f"/v1/orgs/acme/projects/{upload_project.pk}").status_code == 200
     assert not any(storage().exists(name) for name in kept)
     assert not SourceUpload.objects.exists()
+
+
+def test_uploads_kept_in_s3_compatible_storage_are_built_from_there_and_removed_with_the_project(
+        alice_client, upload_project, s3_artifacts, django_capture_on_commit_callbacks, client):
+    """Artifact storage in a bucket of moto's S3-compatible server: the upload is kept there once, the build reads
+    it from there, and deleting the project empties the bucket of it."""
+    def keys():
+        return sorted(o["Key"] for o in s3_artifacts.list_objects_v2(Bucket="artifacts").get("Contents", []))
+
+    body = tar_gz({"site/index.html": "<h1>From the bucket</h1>"})
+    source = send(alice_client, upload_project, body).json()
+    assert send(alice_client, upload_project, body).json()["id"] == source["id"]
+    assert keys() == [f"sources/uploads/{upload_project.pk}/{source['sha256']}.tar.gz"]
+    with django_capture_on_commit_callbacks(execute=True):
+        built = alice_client.post(f"/v1/orgs/acme/projects/{upload_project.pk}/deployments",
+                                  {"env": "production", "source": source["id"]}, format="json")
+    deployment = Deployment.objects.get(pk=built.json()["id"])
+    assert deployment.status == "ready", deployment.error_message
+    assert client.get("/", HTTP_HOST="folder.localhost").content == b"<h1>From the bucket</h1>"
+    assert f"artifacts/{deployment.pk}.tar.gz" in keys()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alice_client.delete(f"/v1/orgs/acme/projects/{upload_project.pk}").status_code == 200
+    assert keys() == []
