@@ -129,7 +129,9 @@ def cursor_page(request, queryset, serializer_class, *, context=None, order_fiel
     qs = queryset.order_by(f"-{order_field}", "-pk")
     if cursor:
         created, pk = _decode_cursor(cursor)
-        qs = qs.filter(Q(**{f"{order_field}__lt": created}) | Q(**{order_field: created, "pk__lt": pk}))
+        # the `<=` bound lets the database start its index scan at the cursor; the OR alone reads from the top
+        qs = qs.filter(**{f"{order_field}__lte": created}).filter(
+            Q(**{f"{order_field}__lt": created}) | Q(**{order_field: created, "pk__lt": pk}))
     rows = list(qs[: limit + 1])
     next_cursor = _encode_cursor(getattr(rows[limit - 1], order_field), rows[limit - 1].pk) if len(rows) > limit else None
     items = serializer_class(rows[:limit], many=True, context=context or {"request": request}).data

@@ -63,6 +63,9 @@ class Project(models.Model):
     class Meta:
         ordering = ("name",)
         constraints = [models.UniqueConstraint(fields=["slug"], name="project_unique_slug")]
+        # a workspace's projects newest first (the API's list) and by name (the dashboard's pages)
+        indexes = [models.Index(fields=["workspace", "-created_at", "-id"], name="project_workspace_newest"),
+                   models.Index(fields=["workspace", "name"], name="project_workspace_name")]
 
     def __str__(self):
         return self.slug

@@ -30,6 +30,14 @@ def project_context(request, org_id: str, project_id: str) -> dict:
     return context
 
 
+def page_number(request, last: int = 10_000) -> int:
+    """The `page` asked for; anything but a page number up to `last` reads as the first."""
+    raw = request.GET.get("page", "")
+    if raw.isascii() and raw.isdigit() and len(raw) <= len(str(last)):
+        return min(max(int(raw), 1), last)
+    return 1
+
+
 def require(context: dict, scope: str) -> None:
     """Refuse an action the member's role does not allow (403 `forbidden`, as the API)."""
     if not role_allows(context["membership"].role, scope):

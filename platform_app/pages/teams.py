@@ -8,7 +8,8 @@ from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError, NotFound
 from platform_app.choices import Role
-from platform_app.pages.base import client_ip, form_error, require, workspace_context, workspace_form_create
+from platform_app.pages.base import (client_ip, form_error, page_number, require, workspace_context,
+                                     workspace_form_create)
 from platform_app.services.deployments.selectors import projects_with_last_deployment
 from platform_app.services.identity import tokens as token_services
 from platform_app.services.identity.email_verification import email_is_verified
@@ -51,10 +52,12 @@ def workspace_switch(request):
 
 @login_required
 def workspace_page(request, org_id):
-    """The workspace's projects, each with its address and last deployment."""
+    """The workspace's projects, a page of 50 by name (searchable), each with its address and last deployment."""
     context = workspace_context(request, org_id)
-    projects = projects_with_last_deployment(workspace=context["workspace"])
-    context.update(tab="projects", projects=projects,
+    search = request.GET.get("q", "").strip()[:100]
+    page = page_number(request)
+    projects, more = projects_with_last_deployment(workspace=context["workspace"], search=search, page=page)
+    context.update(tab="projects", projects=projects, search=search, page=page, more=more,
                    active=any(p.last_deployment and not p.last_deployment.is_finished for p in projects))
     if request.htmx:  # the table's own refresh while builds run
         return render(request, "platform_app/teams/_projects.html", context)

@@ -9,7 +9,7 @@ loses at most its last unflushed second."""
 import logging
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 
 from django.conf import settings
 from django.core.cache import cache, caches
@@ -45,11 +45,25 @@ def _visit_key(deployment_id: str, hour: int) -> str:
     return f"edgev:{deployment_id}:{hour}"
 
 
+def _hour_key(project_id: str, hour: int, name: str) -> str:
+    return f"edgeh:{project_id}:{hour}:{name}"
+
+
+def _served_key(hour: int) -> str:
+    """The set of the projects served in an hour (Redis only): metering reads those, not every project."""
+    return f"edges:{hour}"
+
+
+def _visited_key(hour: int) -> str:
+    return f"edgevs:{hour}"
+
+
 def _bucket(duration_ms: float) -> int:
     return next((i for i, bound in enumerate(BUCKETS_MS) if duration_ms <= bound), len(BUCKETS_MS))
 
 
 _pending: Counter = Counter()  # cache key → count not yet flushed
+_members: dict = defaultdict(set)  # set key → members not yet flushed (Redis only)
 _pending_lock = threading.Lock()
 _last_flush = 0.0
 
@@ -59,14 +73,19 @@ def record(project_id: str, status: int, duration_seconds: float, *, at: float |
     """Count one served request of `size` bytes (in the process; flushed to the cache about once a second)."""
     global _last_flush
     minute = _minute(time.time() if at is None else at)
+    hour = minute // 60
     names = ["n", f"b{_bucket(duration_seconds * 1000)}"] + (["5xx"] if status >= 500 else [])
     with _pending_lock:
         for name in names:
             _pending[_key(project_id, minute, name)] += 1
+        _pending[_hour_key(project_id, hour, "n")] += 1
+        _members[_served_key(hour)].add(project_id)
         if size > 0:
             _pending[_key(project_id, minute, "bytes")] += size
+            _pending[_hour_key(project_id, hour, "bytes")] += size
         if deployment_id:
-            _pending[_visit_key(deployment_id, minute // 60)] += 1
+            _pending[_visit_key(deployment_id, hour)] += 1
+            _members[_visited_key(hour)].add(deployment_id)
         due = time.monotonic() - _last_flush >= settings.EDGE_METRICS_FLUSH_SECONDS
         if due:
             _last_flush = time.monotonic()
@@ -77,9 +96,10 @@ def record(project_id: str, status: int, duration_seconds: float, *, at: float |
 def flush() -> None:
     """Add this process's counts to the cache. A cache failure is logged and the counts dropped: serving never
     depends on it."""
-    global _pending
+    global _pending, _members
     with _pending_lock:
         pending, _pending = _pending, Counter()
+        members, _members = _members, defaultdict(set)
     if not pending:
         return
     ttl = settings.EDGE_METRICS_TTL_SECONDS
@@ -91,6 +111,9 @@ def flush() -> None:
             for name, n in made.items():
                 pipe.incrby(name, n)
                 pipe.expire(name, ttl, nx=True)
+            for name, values in members.items():
+                pipe.sadd(backend.make_and_validate_key(name), *values)
+                pipe.expire(backend.make_and_validate_key(name), ttl, nx=True)
             pipe.execute()
             return
         for k, n in pending.items():
@@ -122,30 +145,57 @@ def window(project_id: str, minutes: int, *, now: float | None = None) -> dict:
             "buckets": [total(f"b{i}") for i in range(len(BUCKETS_MS) + 1)]}
 
 
-def hour_totals(project_id: str, hour_start: float) -> dict:
-    """Requests and bytes served for a project in the hour starting at `hour_start` (a Unix time on the hour)."""
-    flush()
-    first = _minute(hour_start)
-    keys = [_key(project_id, m, name) for m in range(first, first + 60) for name in ("n", "bytes")]
-    try:
-        values = cache.get_many(keys)
-    except Exception as exc:  # noqa: BLE001
-        _warn("unreadable", exc)
-        values = {}
-    return {"requests": sum(int(v) for k, v in values.items() if k.endswith(":n")),
-            "bytes": sum(int(v) for k, v in values.items() if k.endswith(":bytes"))}
+def _set_members(name: str) -> set[str] | None:
+    """A Redis set's members; None where the cache is not Redis (no sets: the caller asks about every candidate)."""
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache):
+        return None
+    key = backend.make_and_validate_key(name)
+    return {m.decode() for m in backend._cache.get_client(key).smembers(key)}
 
 
-def deployments_visited(deployment_ids: list[str], hour_start: float) -> set[str]:
-    """Which of these deployments the edge served in the hour starting at `hour_start`."""
+def _get_many(keys: list[str], batch: int = 2000) -> dict:
+    found = {}
+    for i in range(0, len(keys), batch):
+        found.update(cache.get_many(keys[i:i + batch]))
+    return found
+
+
+def hour_totals(hour_start: float, candidates) -> dict[str, dict]:
+    """Requests and bytes per project the edge served in the hour starting at `hour_start` (a Unix time on the
+    hour), for those it served only: with Redis the hour's set of served projects names them, elsewhere each of
+    `candidates` (an iterable of project ids, asked in batches) is looked up."""
     flush()
     hour = _minute(hour_start) // 60
-    keys = {_visit_key(pk, hour): pk for pk in deployment_ids}
     try:
-        values = cache.get_many(list(keys)) if keys else {}
+        served = _set_members(_served_key(hour))
+        ids = list(served if served is not None else candidates)
+        values = _get_many([_hour_key(pk, hour, name) for pk in ids for name in ("n", "bytes")])
     except Exception as exc:  # noqa: BLE001
         _warn("unreadable", exc)
-        values = {}
+        return {}
+    totals = {}
+    for pk in ids:
+        requests = int(values.get(_hour_key(pk, hour, "n")) or 0)
+        if requests:
+            totals[pk] = {"requests": requests, "bytes": int(values.get(_hour_key(pk, hour, "bytes")) or 0)}
+    return totals
+
+
+def deployments_visited(hour_start: float, candidates) -> set[str]:
+    """Which deployments the edge served in the hour starting at `hour_start`: with Redis the hour's set of them,
+    elsewhere those of `candidates` (deployment ids) whose counter is above zero."""
+    flush()
+    hour = _minute(hour_start) // 60
+    try:
+        visited = _set_members(_visited_key(hour))
+        if visited is not None:
+            return visited
+        keys = {_visit_key(pk, hour): pk for pk in candidates}
+        values = _get_many(list(keys)) if keys else {}
+    except Exception as exc:  # noqa: BLE001
+        _warn("unreadable", exc)
+        return set()
     return {keys[k] for k, v in values.items() if int(v) > 0}
 
 

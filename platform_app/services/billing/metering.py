@@ -2,7 +2,8 @@
 
 Each finished hour is computed from its sources, never added to:
 - build seconds: each deployment's build, `started_at` → `finished_at` (a build still running counts up to now);
-- edge requests and bytes: the edge's per-minute counters in the cache (services/automation/edge_metrics.py);
+- edge requests and bytes: the edge's per-hour counters in the cache, for the projects it served that hour
+  (services/automation/edge_metrics.py);
 - instance seconds per size: each `Instance` row from `created_at` (placed) to its end: `updated_at` once it is
   stopped, lost or crashed, now while it is live; a component's instance counts as the component's size, any
   other as INSTANCE_DEFAULT_SIZE_KEY (the INSTANCE_* sandbox defaults);
@@ -18,7 +19,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from platform_app.models import Deployment, DeploymentVisit, Instance, Project, UsageRecord, Volume
@@ -71,30 +73,39 @@ def _instances(hour: datetime, now: datetime, acc: _Hour) -> None:
 
 
 def _storage(hour: datetime, now: datetime, acc: _Hour) -> None:
-    archives = (Deployment.objects.filter(artifact_bytes__gt=0, created_at__lt=hour + HOUR)
-                .select_related("project"))
-    for d in archives:
-        since = d.finished_at or d.ready_at or d.created_at
-        acc.add(d.project, meters.STORAGE_ARTIFACTS, d.artifact_bytes * _overlap(since, None, hour, now) / 3600)
+    """Archives kept the whole hour are summed per project by the database (a million deployments are not read
+    into this process); those whose build ended within the hour count from then."""
+    since = Coalesce("finished_at", "ready_at", "created_at")
+    archives = Deployment.objects.filter(artifact_bytes__gt=0, created_at__lt=hour + HOUR).alias(since=since)
+    whole = archives.filter(since__lte=hour).values("project_id").annotate(total=Sum("artifact_bytes"))
+    totals = {row["project_id"]: row["total"] for row in whole}
+    projects = Project.objects.only("pk", "workspace_id", "name").in_bulk(list(totals))
+    for pk, total in totals.items():
+        acc.add(projects[pk], meters.STORAGE_ARTIFACTS, total * _overlap(hour, None, hour, now) / 3600)
+    for d in archives.filter(since__gt=hour).select_related("project"):
+        began = d.finished_at or d.ready_at or d.created_at
+        acc.add(d.project, meters.STORAGE_ARTIFACTS, d.artifact_bytes * _overlap(began, None, hour, now) / 3600)
     for v in Volume.objects.filter(created_at__lt=hour + HOUR).select_related("component__project"):
         acc.add(v.component.project, meters.STORAGE_VOLUMES, v.size_gb * GIB * _overlap(v.created_at, None, hour, now)
                 / 3600)
 
 
 def _edge(hour: datetime, acc: _Hour) -> None:
-    for project in Project.objects.only("pk", "workspace_id", "name"):
-        counts = edge_metrics.hour_totals(project.pk, hour.timestamp())
-        acc.add(project, meters.EDGE_REQUESTS, counts["requests"])
-        acc.add(project, meters.EDGE_BYTES, counts["bytes"])
+    """Only the projects the edge served that hour (edge_metrics names them), however many projects exist."""
+    totals = edge_metrics.hour_totals(hour.timestamp(), Project.objects.values_list("pk", flat=True).iterator())
+    projects = Project.objects.only("pk", "workspace_id", "name").in_bulk(list(totals))
+    for pk, counts in totals.items():
+        if pk in projects:
+            acc.add(projects[pk], meters.EDGE_REQUESTS, counts["requests"])
+            acc.add(projects[pk], meters.EDGE_BYTES, counts["bytes"])
 
 
 def _visits(hour: datetime) -> int:
-    """Ready previews never visited so far that the edge served this hour get their first visit recorded (only
-    those are asked about, so the question stays as small as the unvisited previews)."""
-    candidates = list(Deployment.objects.filter(status=Deployment.Status.READY, created_at__lt=hour + HOUR,
-                                                visit__isnull=True).exclude(env="production")
-                      .values_list("pk", flat=True))
-    seen = edge_metrics.deployments_visited(candidates, hour.timestamp())
+    """Ready previews never visited so far that the edge served this hour get their first visit recorded."""
+    unvisited = Deployment.objects.filter(status=Deployment.Status.READY, created_at__lt=hour + HOUR,
+                                          visit__isnull=True).exclude(env="production")
+    served = edge_metrics.deployments_visited(hour.timestamp(), unvisited.values_list("pk", flat=True).iterator())
+    seen = list(unvisited.filter(pk__in=list(served)).values_list("pk", flat=True)) if served else []
     for pk in seen:
         DeploymentVisit.objects.get_or_create(deployment_id=pk, defaults={"first_at": hour})
     return len(seen)

@@ -4,14 +4,21 @@ from django.db.models import OuterRef, Subquery
 from platform_app.models import DeployHook, Deployment, DeploymentEvent, DoctorReport, LogLine, Project
 
 
-def projects_with_last_deployment(*, workspace) -> list[Project]:
-    """The workspace's projects by name, each with `last_deployment` (or None); two queries."""
+def projects_with_last_deployment(*, workspace, search: str = "", page: int = 1,
+                                  per_page: int = 50) -> tuple[list[Project], bool]:
+    """A page of the workspace's projects by name (those whose name holds `search`), each with `last_deployment`
+    (or None), and whether a next page exists; two queries whatever the workspace's size."""
     latest = Deployment.objects.filter(project=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
-    projects = list(Project.objects.filter(workspace=workspace).annotate(last_id=Subquery(latest)).order_by("name"))
-    found = Deployment.objects.in_bulk([p.last_id for p in projects if p.last_id])
+    found = Project.objects.filter(workspace=workspace)
+    if search:
+        found = found.filter(name__icontains=search)
+    first = (max(page, 1) - 1) * per_page
+    projects = list(found.annotate(last_id=Subquery(latest)).order_by("name", "pk")[first:first + per_page + 1])
+    more, projects = len(projects) > per_page, projects[:per_page]
+    last = Deployment.objects.in_bulk([p.last_id for p in projects if p.last_id])
     for project in projects:
-        project.last_deployment = found.get(project.last_id)
-    return projects
+        project.last_deployment = last.get(project.last_id)
+    return projects, more
 
 
 def project_deployments(*, project, limit: int = 50) -> list[Deployment]:

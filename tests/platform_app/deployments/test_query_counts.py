@@ -115,3 +115,23 @@ def test_agents_page_is_a_fixed_number_of_queries(alice, as_user, workspace, nod
         resp = client.get("/v1/orgs/acme/agents")
     assert resp.status_code == 200
     assert {item["id"]: item["running"] for item in resp.json()["items"]} == expected
+
+
+def test_the_dashboards_project_list_is_a_searchable_page_of_50_by_name(alice, workspace, client,
+                                                                         django_assert_max_num_queries):
+    """However many projects a workspace holds, its page shows 50 by name with their last deployments, in a fixed
+    number of queries; `q` narrows by name and `page` walks on."""
+    projects = [ProjectFactory(workspace=workspace, name=f"site {n:03d}", slug=f"site-{n:03d}") for n in range(120)]
+    DeploymentFactory(project=projects[0], status="ready")
+    client.force_login(alice)
+    with django_assert_max_num_queries(12):
+        first = client.get("/dashboard/acme/")
+    html = first.content.decode()
+    assert first.status_code == 200 and "site 000" in html and "site 049" in html and "site 050" not in html
+    assert 'rel="next"' in html and "page=2" in html and "Page 1" in html
+    last = client.get("/dashboard/acme/", {"page": "3"}).content.decode()
+    assert "site 100" in last and "site 119" in last and 'rel="next"' not in last and 'rel="prev"' in last
+    found = client.get("/dashboard/acme/", {"q": "site 11"}).content.decode()
+    assert "site 110" in found and "site 119" in found and "site 000" not in found
+    assert "No project matches." in client.get("/dashboard/acme/", {"q": "nothing like it"}).content.decode()
+    assert client.get("/dashboard/acme/", {"page": "-4x"}).status_code == 200  # not a page: the first

@@ -1,0 +1,236 @@
+"""The deployment platform at scale, through the production server, next to the baselines (bench/harness.py).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/platform .venv/bin/python bench/platform.py
+    .venv/bin/python bench/platform.py --scale 0.1 --once --duration 5      # a tenth of the set, quicker
+
+Builds the scale set in a scratch PostgreSQL database with `INSERT ... SELECT generate_series` (each table's rows
+are copies of one row the services made, so every column holds what the platform writes): 10,000 workspaces,
+100,000 projects, 1,000,000 ready deployments with two events each, ten build-log lines for each of the big
+customer's deployments and a 2,000-line log for one of them. The big customer is one workspace holding 5,000 of
+the projects and 200,000 of the deployments. Then, with wrk and an API token of the big customer's owner: the
+project list, the deployment list (the first page, and a page 5,000 rows deep through the cursor), one
+deployment, its events, the replay of the 2,000-line log; the dashboard's project list and deployment page with a
+signed-in session; each query's rows read against rows returned (EXPLAIN ANALYZE); and a run of each beat task
+over the whole set: seconds and statements. Figures and design: docs/performance.md.
+"""
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[0] = str(ROOT)  # not bench/: this file's name would hide the standard library's `platform`
+
+from bench.harness import Bench, bench_arguments, lua_requests  # noqa: E402
+
+TOKEN = "svc_benchscale" + "s" * 36
+SIZES = {"workspaces": 10_000, "projects": 100_000, "deployments": 1_000_000, "big_projects": 5_000,
+         "big_deployments": 200_000, "big_log_lines": 10, "long_log": 2_000}
+BEAT_TASKS = ["platform_app.tasks.deployments.deployments_reap_stuck",
+              "platform_app.tasks.deployments.deployments_requeue_stale",
+              "platform_app.tasks.agents.agents_expire",
+              "platform_app.tasks.billing.usage_meter"]
+
+
+def clone(model, template_pk, count: int, overrides: dict) -> int:
+    """`count` copies of one row, the columns in `overrides` computed from `g` (1..count) in SQL."""
+    from django.db import connection
+
+    meta = model._meta
+    columns = [f.column for f in meta.concrete_fields if not (f.primary_key and f.column not in overrides)]
+    exprs = [overrides[c].replace("%", "%%") if c in overrides else f'tpl."{c}"' for c in columns]
+    sql = (f'INSERT INTO "{meta.db_table}" ({", ".join(chr(34) + c + chr(34) for c in columns)}) '
+           f'SELECT {", ".join(exprs)} FROM "{meta.db_table}" tpl, generate_series(1, %s) AS g '
+           f'WHERE tpl."{meta.pk.column}" = %s')
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [count, template_pk])
+        return cursor.rowcount
+
+
+def key(prefix: str, series: str, number: str) -> str:
+    """An id in SQL: `<prefix>_<series><number padded>` (24 characters, as the platform's own)."""
+    return f"'{prefix}_{series}' || lpad(({number})::text, 19, '0')"
+
+
+def build_scale_set(scale: float) -> dict:
+    from django.db import connection
+    from django.utils import timezone
+
+    from platform_app.models import Deployment, DeploymentEvent, LogLine, Project, User, Workspace
+    from platform_app.services.identity.keys import sha256_hex
+    from platform_app.services.teams.workspaces import workspace_create
+
+    n = {name: max(int(size * scale), 1) for name, size in SIZES.items()}
+    n["long_log"], n["big_log_lines"] = SIZES["long_log"], SIZES["big_log_lines"]
+    started = time.perf_counter()
+    owner = User.objects.create_user(email="big@example.com", password="bench-password-2026", name="Big")
+    big = workspace_create(user=owner, name="Big customer", slug="big")
+    from platform_app.models import ApiToken
+
+    ApiToken.objects.create(user=owner, name="bench", token_hash=sha256_hex(TOKEN), prefix=TOKEN[:12],
+                            scopes=["read"])
+    template_project = Project.objects.create(workspace=big, name="template", slug="template", source="upload")
+    template = Deployment.objects.create(project=template_project, env="production", branch="main",
+                                         status="ready", ready_at=timezone.now(), finished_at=timezone.now(),
+                                         framework="static", commit_sha="0" * 40)
+    event = DeploymentEvent.objects.create(deployment=template, type="ready", message="Deployment is ready")
+    line = LogLine.objects.create(deployment=template, seq=1, text="> building the site with the static builder")
+
+    others = n["workspaces"] - 1
+    clone(Workspace, big.pk, others, {"id": key("org", "s", "g"), "slug": "'scale-' || g", "name": "'Scale ' || g"})
+    clone(Project, template_project.pk, n["big_projects"],
+          {"id": key("prj", "b", "g"), "slug": "'big-' || g", "name": "'Big ' || g"})
+    small = n["projects"] - n["big_projects"]
+    clone(Project, template_project.pk, small,
+          {"id": key("prj", "s", "g"), "slug": "'p-' || g", "name": "'P ' || g",
+           "workspace_id": key("org", "s", f"(g - 1) % {others} + 1")})
+    minutes = "now() - (g || ' minutes')::interval"
+    clone(Deployment, template.pk, n["big_deployments"],
+          {"id": key("dpl", "b", "g"), "project_id": key("prj", "b", f"(g - 1) % {n['big_projects']} + 1"),
+           "created_at": minutes, "ready_at": minutes, "finished_at": minutes})
+    clone(Deployment, template.pk, n["deployments"] - n["big_deployments"],
+          {"id": key("dpl", "s", "g"), "project_id": key("prj", "s", f"(g - 1) % {small} + 1"),
+           "created_at": minutes, "ready_at": minutes, "finished_at": minutes})
+    for series, count in (("b", n["big_deployments"]), ("s", n["deployments"] - n["big_deployments"])):
+        for kind in ("'queued'", "'ready'"):
+            clone(DeploymentEvent, event.pk, count, {"deployment_id": key("dpl", series, "g"), "type": kind})
+    per = n["big_log_lines"]
+    clone(LogLine, line.pk, n["big_deployments"] * per,
+          {"deployment_id": key("dpl", "b", f"(g - 1) / {per} + 1"), "seq": f"(g - 1) % {per} + 1",
+           "text": "'step ' || ((g - 1) % 10 + 1) || ': compiled ' || g || ' modules in ' || (g % 97) || ' ms'"})
+    long_log = Deployment.objects.filter(project__workspace=big).exclude(pk=template.pk).order_by("-created_at")[1]
+    LogLine.objects.filter(deployment=long_log).delete()
+    clone(LogLine, line.pk, n["long_log"],
+          {"deployment_id": f"'{long_log.pk}'", "seq": "g", "text": "'line ' || g || ' of the long build log'"})
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    counts = {"workspaces": Workspace.objects.count(), "projects": Project.objects.count(),
+              "deployments": Deployment.objects.count(), "events": DeploymentEvent.objects.count(),
+              "log lines": LogLine.objects.count()}
+    print(f"scale set in {time.perf_counter() - started:.0f} s: "
+          + ", ".join(f"{v:,} {k}" for k, v in counts.items()), flush=True)
+    return {"owner": owner, "big": big, "project": Project.objects.get(pk=f"prj_b{1:019d}"), "long_log": long_log}
+
+
+def deep_cursor(url: str, path: str, depth: int) -> str:
+    """The path of the page `depth` rows into a cursor-paged list (following `nextCursor` from the first page)."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
+        cursor, read = None, 0
+        while read < depth:
+            page = client.get(path, params={"limit": 100, **({"cursor": cursor} if cursor else {})}).json()
+            read += len(page["items"])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                break
+    return f"{path}?cursor={cursor}" if cursor else path
+
+
+def explainable(*, workspace, project_id: str, deep_path: str) -> dict:
+    """The list queries the measured routes run (their first statement of rows), as (sql, params)."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from django.db.models import Q
+
+    from platform_app.api.base import _decode_cursor
+    from platform_app.services.deployments.selectors import deployments_of
+    from platform_app.services.projects.selectors import projects_in
+
+    newest = ("-created_at", "-pk")
+    deployments = deployments_of(workspace=workspace).order_by(*newest)
+    created, pk = _decode_cursor(parse_qs(urlsplit(deep_path).query)["cursor"][0])
+    deep = deployments.filter(created_at__lte=created).filter(Q(created_at__lt=created) | Q(created_at=created,
+                                                                                              pk__lt=pk))
+    return {name: qs.query.sql_with_params() for name, qs in {
+        "projects, first page": projects_in(workspace=workspace).order_by(*newest)[:21],
+        "deployments, first page": deployments[:21],
+        "deployments, 5,000 rows deep": deep[:21],
+        "a project's deployments": deployments_of(workspace=workspace, project_id=project_id).order_by(*newest)[:21],
+    }.items()}
+
+
+def explain(label: str, sql_and_params) -> None:
+    """Rows each scan read against what the query returned: a list must read about its page, not the table."""
+    from django.db import connection
+
+    sql, params = sql_and_params
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        plan = cursor.fetchone()[0]
+    plan = plan[0] if isinstance(plan, list) else json.loads(plan)[0]
+    returned, scanned = plan["Plan"]["Actual Rows"], []
+
+    def walk(node):
+        if "Scan" in node["Node Type"]:
+            scanned.append(node["Actual Rows"] * node.get("Actual Loops", 1) + node.get("Rows Removed by Filter", 0))
+        for child in node.get("Plans", []):
+            walk(child)
+
+    walk(plan["Plan"])
+    print(f"  EXPLAIN {label}: returns {returned}, reads {sum(scanned)} rows, {plan['Execution Time']:.1f} ms")
+
+
+def beat_runs() -> None:
+    import importlib
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    for name in BEAT_TASKS:
+        module, function = name.rsplit(".", 1)
+        task = getattr(importlib.import_module(module), function)
+        started = time.perf_counter()
+        with CaptureQueriesContext(connection) as queries:
+            result = task.run()
+        print(f"  beat {function}: {time.perf_counter() - started:.2f} s, {len(queries)} statements, "
+              f"result {result!r}"[:200], flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the scale set (default 1)")
+    bench_arguments(parser)
+    args = parser.parse_args()
+    with Bench("platform", args) as bench:
+        if not bench.scratch_db:
+            raise SystemExit("bench/platform.py needs PostgreSQL: set DATABASE_URL")
+        made = build_scale_set(args.scale)
+        from django.test import Client
+
+        browser = Client()
+        browser.force_login(made["owner"])
+        cookie = f"sessionid={browser.cookies['sessionid'].value}"
+        bench.serve()
+        bench.baselines()
+        api = {"Authorization": f"Bearer {TOKEN}"}
+        project, long_log = made["project"].pk, made["long_log"].pk
+        paths = {
+            "projects, first page": "/v1/orgs/big/projects",
+            "deployments, first page": "/v1/orgs/big/deployments",
+            "deployments, 5,000 rows deep": deep_cursor(bench.url, "/v1/orgs/big/deployments", 5_000),
+            "a project's deployments": f"/v1/orgs/big/projects/{project}/deployments",
+            "one deployment": f"/v1/orgs/big/deployments/{long_log}",
+            "its events": f"/v1/orgs/big/deployments/{long_log}/events",
+            "its 2,000-line log replayed": f"/v1/orgs/big/deployments/{long_log}/logs/stream",
+        }
+        for label, path in paths.items():
+            bench.report(f"{label}: {path[:60]}", bench.wrk(script=lua_requests([{"path": path, "headers": api}])))
+        for label, path in {"dashboard projects": "/dashboard/big/",
+                            "dashboard deployment": f"/dashboard/big/deployments/{long_log}/"}.items():
+            bench.report(f"{label}: {path}", bench.wrk(script=lua_requests([{"path": path,
+                                                                              "headers": {"Cookie": cookie}}])),
+                         baseline="db")
+        print("queries at this size:")
+        deep = paths["deployments, 5,000 rows deep"]
+        for label, sql in explainable(workspace=made["big"], project_id=project, deep_path=deep).items():
+            explain(label, sql)
+        print("beat tasks over the whole set:")
+        beat_runs()
+        print("web workers after the load: " + ", ".join(bench.worker_memory()))
+
+
+if __name__ == "__main__":
+    main()
