@@ -115,13 +115,21 @@ def build_scale_set(scale: float) -> dict:
 
 def deep_cursor(url: str, path: str, depth: int) -> str:
     """The path of the page `depth` rows into a cursor-paged list (following `nextCursor` from the first page)."""
+    import logging
+
     import httpx
 
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     headers = {"Authorization": f"Bearer {TOKEN}"}
     with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
         cursor, read = None, 0
         while read < depth:
-            page = client.get(path, params={"limit": 100, **({"cursor": cursor} if cursor else {})}).json()
+            answer = client.get(path, params={"limit": 100, **({"cursor": cursor} if cursor else {})})
+            if answer.status_code == 429:  # the API's rate limit: wait as it says
+                time.sleep(float(answer.headers.get("Retry-After", "1")))
+                continue
+            answer.raise_for_status()
+            page = answer.json()
             read += len(page["items"])
             cursor = page.get("nextCursor")
             if not cursor:

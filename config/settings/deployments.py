@@ -32,10 +32,17 @@ EDGE_CACHE_MAX_BYTES = env.int("EDGE_CACHE_MAX_BYTES", default=1024 * 1024)
 AGENT_INVITE_TTL_SECONDS = env.int("AGENT_INVITE_TTL_SECONDS", default=3600)
 AGENT_HEARTBEAT_TIMEOUT_SECONDS = env.int("AGENT_HEARTBEAT_TIMEOUT_SECONDS", default=30)
 
+# A finished build's log moves to artifact storage this long after (log drains have sent it by then), a batch of
+# LOG_ARCHIVE_BATCH a run; LOG_RETENTION_DAYS (0: forever) after its build, it is deleted (docs/deployments.md).
+LOG_ARCHIVE_AFTER_MINUTES = env.int("LOG_ARCHIVE_AFTER_MINUTES", default=10)
+LOG_ARCHIVE_BATCH = env.int("LOG_ARCHIVE_BATCH", default=200)
+LOG_RETENTION_DAYS = env.int("LOG_RETENTION_DAYS", default=0)
+
 DEPLOYMENTS_BEAT = {
     "deployments-reap-stuck": {"task": "platform_app.tasks.deployments.deployments_reap_stuck",
                                "schedule": BUILD_REAP_INTERVAL_SECONDS},
     "deployments-requeue-stale": {"task": "platform_app.tasks.deployments.deployments_requeue_stale",
                                   "schedule": BUILD_REAP_INTERVAL_SECONDS},
     "agents-expire": {"task": "platform_app.tasks.agents.agents_expire", "schedule": 15.0},
+    "deployment-logs-archive": {"task": "platform_app.tasks.deployments.deployment_logs_archive", "schedule": 60.0},
 }

@@ -7,6 +7,7 @@ from config.errors import ApplicationError
 from platform_app.models import (Deployment, DeployHook, DeploymentEvent, DoctorReport, LogLine, RuntimeLogLine,
                                  SourceUpload, WebhookDelivery)
 from platform_app.services.deployments.deployments import deployment_cancel, deployment_rollback, deployment_trigger
+from platform_app.services.deployments.log_archive import log_lines
 
 LOG_TAIL_LINES = 200
 
@@ -55,7 +56,7 @@ class DeploymentAdmin(admin.ModelAdmin):
 
     @admin.display(description=f"log (last {LOG_TAIL_LINES} lines)")
     def log_tail(self, obj):
-        lines = list(LogLine.objects.filter(deployment=obj).order_by("-seq")[:LOG_TAIL_LINES])[::-1]
+        lines = log_lines(obj.pk, tail=LOG_TAIL_LINES)
         text = "\n".join(f"{line.seq:>5} {line.stream:<6} {line.text}" for line in lines)
         return format_html('<pre style="max-height:40em;overflow:auto">{}</pre>', text or "(no output yet)")
 

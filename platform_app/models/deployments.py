@@ -70,6 +70,10 @@ class Deployment(models.Model):
                                       related_name="deployments", help_text="What an upload project built.")
     snapshot = models.JSONField(default=dict, blank=True,
                                 help_text="what it was built with: commit, commands, env var names and value hash")
+    log_archive = models.CharField(max_length=300, blank=True,
+                                   help_text="its build log in artifact storage (gzip JSON lines), once archived")
+    log_lines_archived = models.PositiveIntegerField(default=0, help_text="the last sequence number it holds")
+    log_expired_at = models.DateTimeField(null=True, blank=True, help_text="its log was deleted (LOG_RETENTION_DAYS)")
     idempotency_key = models.CharField(max_length=100, null=True, blank=True,
                                        help_text="a retried trigger with the same key returns this deployment")
     component = models.ForeignKey("platform_app.Component", null=True, blank=True, on_delete=models.SET_NULL,

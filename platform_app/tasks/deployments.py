@@ -2,7 +2,7 @@
 from celery import shared_task
 from django.conf import settings
 
-from platform_app.services.deployments import build_jobs, builds
+from platform_app.services.deployments import build_jobs, builds, log_archive
 from platform_app.services.deployments import deployments as services
 
 
@@ -30,3 +30,9 @@ def deployments_reap_stuck() -> int:
 def deployments_requeue_stale() -> int:
     """Beat: enqueue again builds whose job never reached the broker."""
     return services.deployments_requeue_stale()
+
+
+@shared_task(acks_late=True, ignore_result=True, name="platform_app.tasks.deployments.deployment_logs_archive")
+def deployment_logs_archive() -> int:
+    """Beat: finished builds' logs out of the database into artifact storage, and expired ones deleted."""
+    return log_archive.logs_archive_due() + log_archive.logs_expire()

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
-from platform_app.models import DeploymentEvent, LogLine
+from platform_app.models import Deployment, DeploymentEvent, LogLine
 from platform_app.sandbox.output import LINE_BYTES
 
 LINE_CHARS = LINE_BYTES + 64  # a builder's cut line with its ` …[cut: N bytes]`
@@ -19,7 +19,9 @@ def _next_seqs(deployment, write, attempts: int = 20):
     worker preparing a build, the builder running it and the claim all write to one log): the unique constraint
     keeps the order honest, this keeps the writers from failing on it."""
     for attempt in range(attempts):
-        last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"] or 0
+        last = LogLine.objects.filter(deployment=deployment).aggregate(m=Max("seq"))["m"]
+        if last is None:  # no rows: a new log, or one archived already (a late line numbers on after it)
+            last = Deployment.objects.filter(pk=deployment.pk).values_list("log_lines_archived", flat=True).first() or 0
         try:
             with transaction.atomic():
                 return write(last + 1)

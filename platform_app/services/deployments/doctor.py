@@ -5,7 +5,8 @@ from dataclasses import asdict, dataclass
 from django.db import transaction
 
 from config.errors import Conflict, NotFound, ServiceUnavailable
-from platform_app.models import Deployment, DoctorReport, LogLine
+from platform_app.models import Deployment, DoctorReport
+from platform_app.services.deployments.log_archive import log_lines
 
 
 @dataclass
@@ -44,7 +45,7 @@ RULES = [
 def diagnose(deployment: Deployment) -> list[Finding]:
     """Run every rule over the log; one finding per (rule, subject) with up to three evidence lines."""
     found: dict = {}
-    lines = list(LogLine.objects.filter(deployment=deployment).values_list("seq", "text"))
+    lines = [(line.seq, line.text) for line in log_lines(deployment.pk)]
     for seq, text in lines:
         for rule, pattern, title, fix in RULES:
             match = pattern.search(text)

@@ -16,9 +16,10 @@ from functools import partial
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 
-from platform_app.models import Deployment, LogLine
+from platform_app.models import Deployment
 from platform_app.services.channel_hub import channel_hub, channel_hub_close
 from platform_app.services.deployments.deployment_log import log_channel
+from platform_app.services.deployments.log_archive import log_lines
 
 PAGE = 500  # lines per read
 FINISHED = {s.value for s in (Deployment.Status.READY, Deployment.Status.ERROR, Deployment.Status.CANCELED)}
@@ -65,8 +66,8 @@ def _log_after(deployment_id: str, after: int) -> tuple[str | None, list[tuple[i
     """The status and the next lines as ready-to-send events (built once, whoever shares the read)."""
     # status first: when it says finished, the lines read next are all there is
     status = Deployment.objects.filter(pk=deployment_id).values_list("status", flat=True).first()
-    rows = LogLine.objects.filter(deployment_id=deployment_id, seq__gt=after).order_by("seq")
-    return status, [(seq, _log_event(seq, text)) for seq, text in rows.values_list("seq", "text")[:PAGE]]
+    lines = log_lines(deployment_id, after=after, limit=PAGE)
+    return status, [(line.seq, _log_event(line.seq, line.text)) for line in lines]
 
 
 def _log_event(seq: int, text: str) -> bytes:

@@ -1,7 +1,8 @@
 """Reads the dashboard shows about projects and deployments (one query per list, no N+1)."""
 from django.db.models import OuterRef, Subquery
 
-from platform_app.models import DeployHook, Deployment, DeploymentEvent, DoctorReport, LogLine, Project
+from platform_app.models import DeployHook, Deployment, DeploymentEvent, DoctorReport, Project
+from platform_app.services.deployments.log_archive import log_lines
 
 
 def projects_with_last_deployment(*, workspace, search: str = "", page: int = 1,
@@ -31,9 +32,9 @@ def deployment_events(*, deployment) -> list[DeploymentEvent]:
     return list(DeploymentEvent.objects.filter(deployment=deployment).order_by("created_at", "pk"))
 
 
-def deployment_log_lines(*, deployment, limit: int = 2000) -> list[LogLine]:
-    """The first `limit` stored lines (what a page shows before the live stream takes over)."""
-    return list(LogLine.objects.filter(deployment=deployment).order_by("seq")[:limit])
+def deployment_log_lines(*, deployment, limit: int = 2000) -> list:
+    """The log's first `limit` lines, from its rows or its archive (log_archive.py)."""
+    return log_lines(deployment.pk, limit=limit)
 
 
 def latest_doctor_report(*, deployment) -> DoctorReport | None:

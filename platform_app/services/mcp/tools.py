@@ -128,10 +128,10 @@ def deployment_status(call: Call, workspace: str, deployment: str) -> dict:
 
 
 def deployment_logs(call: Call, workspace: str, deployment: str, lines: int = 50) -> dict:
-    from platform_app.models import LogLine
+    from platform_app.services.deployments.log_archive import log_lines
 
     d = call.deployment(workspace, deployment)
-    tail = list(LogLine.objects.filter(deployment=d).order_by("-seq")[:lines])[::-1]
+    tail = log_lines(d.pk, tail=lines)
     return {"deployment": d.pk, "status": d.status, "lines": [line.text for line in tail]}
 
 
