@@ -1,10 +1,20 @@
 """Template filters of the dashboard: addresses (from the one address builder), short commits, durations."""
 from django import template
 from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from platform_app.services.projects import addresses
 
 register = template.Library()
+
+
+@register.filter
+def log_spans(lines) -> str:
+    """A build log's lines as the page's spans, escaped. Built in one pass: through the template loop, 2,000 lines
+    took 48 ms of a page's CPU, most of it localising each line's number."""
+    return mark_safe("".join(f'<span class="log-line" data-seq="{int(line.seq)}">{escape(line.text)}</span>\n'
+                             for line in lines))
 
 
 @register.filter
