@@ -30,7 +30,8 @@ SIZES = {"workspaces": 10_000, "projects": 100_000, "deployments": 1_000_000, "b
 BEAT_TASKS = ["platform_app.tasks.deployments.deployments_reap_stuck",
               "platform_app.tasks.deployments.deployments_requeue_stale",
               "platform_app.tasks.agents.agents_expire",
-              "platform_app.tasks.billing.usage_meter"]
+              "platform_app.tasks.billing.usage_meter",
+              "platform_app.tasks.deployments.deployment_logs_archive"]
 
 
 def clone(model, template_pk, count: int, overrides: dict) -> int:
@@ -99,17 +100,19 @@ def build_scale_set(scale: float) -> dict:
     clone(LogLine, line.pk, n["big_deployments"] * per,
           {"deployment_id": key("dpl", "b", f"(g - 1) / {per} + 1"), "seq": f"(g - 1) % {per} + 1",
            "text": "'step ' || ((g - 1) % 10 + 1) || ': compiled ' || g || ' modules in ' || (g % 97) || ' ms'"})
+    # the long log's build ended a moment ago: the archive run below leaves it to the log drains for now
     long_log = Deployment.objects.filter(project__workspace=big).exclude(pk=template.pk).order_by("-created_at")[1]
     LogLine.objects.filter(deployment=long_log).delete()
     clone(LogLine, line.pk, n["long_log"],
           {"deployment_id": f"'{long_log.pk}'", "seq": "g", "text": "'line ' || g || ' of the long build log'"})
+    Deployment.objects.filter(pk=long_log.pk).update(finished_at=timezone.now())
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     counts = {"workspaces": Workspace.objects.count(), "projects": Project.objects.count(),
               "deployments": Deployment.objects.count(), "events": DeploymentEvent.objects.count(),
               "log lines": LogLine.objects.count()}
     print(f"scale set in {time.perf_counter() - started:.0f} s: "
-          + ", ".join(f"{v:,} {k}" for k, v in counts.items()), flush=True)
+          + ", ".join(f"{v:,} {k}" for k, v in counts.items()) + f"; build log table {log_table()}", flush=True)
     return {"owner": owner, "big": big, "project": Project.objects.get(pk=f"prj_b{1:019d}"), "long_log": long_log}
 
 
@@ -197,6 +200,16 @@ def beat_runs() -> None:
               f"result {result!r}"[:200], flush=True)
 
 
+def log_table() -> str:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*), pg_size_pretty(pg_total_relation_size('platform_app_logline')) "
+                       "FROM platform_app_logline")
+        rows, size = cursor.fetchone()
+    return f"{rows:,} rows, {size}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the scale set (default 1)")
@@ -237,6 +250,7 @@ def main() -> None:
             explain(label, sql)
         print("beat tasks over the whole set:")
         beat_runs()
+        print(f"  build log table after one archive run: {log_table()}")
         print("web workers after the load: " + ", ".join(bench.worker_memory()))
 
 

@@ -15,7 +15,6 @@ import base64
 import binascii
 from datetime import UTC, datetime
 
-from djangorestframework_camel_case.render import CamelCaseJSONRenderer
 from drf_spectacular.utils import (OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field,
                                    inline_serializer)
 from rest_framework import serializers
@@ -28,6 +27,7 @@ from config.errors import ValidationFailed
 from config.inputs import query_int
 from config.openapi import PlatformErrorSerializer
 from config.parsers import CamelCaseJSONParser  # bounded size and depth, storable text
+from config.renderers import CamelCaseJSONRenderer
 from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
 from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
 from platform_app.services.org.access import Credential, InsufficientScope, workspace_enter  # noqa: F401 (re-export)

@@ -25,6 +25,7 @@ from platform_app.services.deployments import artifacts
 
 Line = namedtuple("Line", "seq stream text created_at")
 FINISHED = (Deployment.Status.READY, Deployment.Status.ERROR, Deployment.Status.CANCELED)
+EMPTY = "-"  # `log_archive` of a log that had no line: archived, with no object in storage
 DELETE_BATCH = 5000
 
 
@@ -33,7 +34,8 @@ def log_lines(deployment_id: str, *, after: int = 0, limit: int | None = None, t
     any rows written since."""
     archive, archived = (Deployment.objects.filter(pk=deployment_id)
                          .values_list("log_archive", "log_lines_archived").first() or ("", 0))
-    lines = [line for line in _archived(archive) if line.seq > after] if archive and archived > after else []
+    stored = archive and archive != EMPTY and archived > after
+    lines = [line for line in _archived(archive) if line.seq > after] if stored else []
     rows = LogLine.objects.filter(deployment_id=deployment_id, seq__gt=after)
     if tail is not None:
         recent = [Line(*r) for r in rows.order_by("-seq").values_list("seq", "stream", "text", "created_at")[:tail]]
@@ -63,6 +65,9 @@ def log_archive(deployment_id: str) -> bool:
             return False
         lines = LogLine.objects.filter(deployment_id=row.pk).order_by("seq").values_list(
             "seq", "stream", "text", "created_at")
+        if not lines.exists():  # nothing to keep (a build that never started): no object, marked done
+            Deployment.objects.filter(pk=row.pk).update(log_archive=EMPTY)
+            return True
         body = gzip.compress("".join(json.dumps({"seq": seq, "stream": stream, "text": text, "at": at.isoformat()})
                                      + "\n" for seq, stream, text, at in lines.iterator()).encode())
         name = f"logs/{row.pk}.jsonl.gz"
@@ -108,7 +113,7 @@ def logs_expire() -> int:
                     log_expired_at=timezone.now(), log_archive="", log_lines_archived=0):
                 continue
             _delete_rows(LogLine.objects.filter(deployment_id=pk))
-        if archive:
+        if archive and archive != EMPTY:
             artifacts.source_delete(archive)
             _archived.cache_clear()
     return len(due)

@@ -95,3 +95,11 @@ def test_retention_deletes_old_logs_and_says_so(alice_client, workspace, store, 
     kept.refresh_from_db()
     assert kept.log_expired_at is None and kept.log_archive and log_ids(replay(alice_client, kept)) == [1, 2, 3, 4]
     assert artifacts.storage().exists(kept.log_archive)
+
+
+def test_a_log_without_lines_is_marked_archived_without_an_object(alice_client, workspace, store):
+    empty = finished(workspace, lines=0, status="canceled")
+    assert deployment_logs_archive.run() == 1 and deployment_logs_archive.run() == 0
+    empty.refresh_from_db()
+    assert empty.log_archive == "-" and not list(store.glob("logs/*"))
+    assert events(replay(alice_client, empty)) == [("", "end", "canceled")]
