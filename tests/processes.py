@@ -34,6 +34,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def process_alive(pid: int) -> bool:
+    """Whether a process of this machine runs with that id (one of another user counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def port_open(port: int, host: str = LOOPBACK) -> bool:
     with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
         return True

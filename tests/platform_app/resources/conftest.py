@@ -6,6 +6,7 @@ import re
 import pytest
 
 from tests.platform_app.sandbox.conftest import make_project, sandbox  # noqa: F401 - fixtures used here too
+from tests.processes import process_alive
 
 PG_ADMIN = "postgres://postgres@127.0.0.1:5432/postgres"
 REDIS_ADMIN = "redis://127.0.0.1:6379/13"
@@ -22,17 +23,7 @@ def _ours(name: str) -> bool:
     """Whether `name` is an add-on of a test process (`addon_t<pid>_...`): of this one, or of one that is gone (a
     crashed run's leftovers). Another live run's add-ons (CI runs two at once on one server) are left alone."""
     found = re.match(rf"{TEST_PREFIX}(\d+)_", name)
-    if not found:
-        return False
-    if int(found.group(1)) == os.getpid():
-        return True
-    try:
-        os.kill(int(found.group(1)), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return bool(found) and (int(found.group(1)) == os.getpid() or not process_alive(int(found.group(1))))
 
 
 @pytest.fixture

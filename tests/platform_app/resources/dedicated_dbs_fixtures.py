@@ -16,6 +16,7 @@ from factory.django import DjangoModelFactory
 from platform_app.models import DedicatedDatabase, DedicatedDatabaseBackup
 from platform_app.services.env.crypto import encrypt
 from tests.platform_app.projects.factories import ProjectFactory
+from tests.processes import process_alive
 
 TEST_URL = os.environ.get("DEDICATED_DB_TEST_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 TEST_PREFIX = "ddbt"
@@ -104,15 +105,7 @@ class Cluster:
 def _alive(name: str) -> bool:
     """Whether the test process whose prefix `name` carries (`ddbt<pid>_...`) still runs."""
     found = re.match(rf"{TEST_PREFIX}(\d+)_", name)
-    if not found:
-        return True  # not ours
-    try:
-        os.kill(int(found.group(1)), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return process_alive(int(found.group(1))) if found else True  # a name not of a test process: not ours
 
 
 def dedicated_db_env() -> dict:
