@@ -164,3 +164,106 @@ def test_credentials_go_as_the_registry_asks_and_a_refusal_is_its_answer(private
         {"reference": ref, "digest": resolved["digest"], "username": "deployer", "password": "s3cret-pass"},
         check=LOOPBACK, max_bytes=BIG, max_layers=10)
     assert (pulled.root / "rootfs/www/index.html").read_bytes() == b"hello from the image\n"
+
+
+def _layout_blob(layout, digest: str) -> bytes:
+    return (layout / "blobs" / "sha256" / digest.partition(":")[2]).read_bytes()
+
+
+def test_a_bearer_token_is_asked_from_the_realm_and_blobs_follow_a_redirect_without_credentials(tmp_path):
+    """A registry in front of a token service and blob storage (as Docker Hub and GHCR are), played by two local
+    HTTP servers: the challenge's realm gets the credentials, the registry the token, the storage neither."""
+    import json
+    import re
+
+    from pytest_httpserver import HTTPServer
+    from werkzeug import Response
+
+    layout = oci_layout(tmp_path / "l", [busybox_layer()], HTTPD, index=True)
+    top = json.loads((layout / "index.json").read_text())["manifests"][0]
+    registry, storage = HTTPServer(host="127.0.0.1"), HTTPServer(host="127.0.0.1")
+    registry.start()
+    storage.start()
+    seen = {"token": [], "storage": []}
+    try:
+        realm = registry.url_for("/token")
+
+        def token(request):
+            seen["token"].append((request.headers.get("Authorization"), dict(request.args)))
+            if request.headers.get("Authorization") != "Basic ZGVwbG95ZXI6cGFzcw==":  # deployer:pass
+                return Response('{"errors":[{"code":"DENIED","message":"bad user"}]}', status=401)
+            return Response(json.dumps({"token": "tok-123"}), content_type="application/json")
+
+        def v2(request):
+            if request.headers.get("Authorization") != "Bearer tok-123":
+                return Response('{"errors":[{"code":"UNAUTHORIZED","message":"token needed"}]}', status=401,
+                                headers={"WWW-Authenticate": f'Bearer realm="{realm}",service="reg.test",'
+                                                             f'scope="repository:team/app:pull"'})
+            kind, ref = re.match(r"^/v2/team/app/(manifests|blobs)/(.+)$", request.path).groups()
+            if kind == "blobs":
+                return Response(status=307, headers={"Location": storage.url_for(f"/b/{ref}")})
+            digest = top["digest"] if ref == "v1" else ref
+            return Response(_layout_blob(layout, digest), headers={"Content-Type": json.loads(
+                _layout_blob(layout, digest)).get("mediaType", "")})
+
+        def blob(request):
+            seen["storage"].append(request.headers.get("Authorization"))
+            return Response(_layout_blob(layout, request.path.rsplit("/", 1)[1]))
+
+        registry.expect_request("/token").respond_with_handler(token)
+        registry.expect_request(re.compile(r"^/v2/.*")).respond_with_handler(v2)
+        storage.expect_request(re.compile(r"^/b/.*")).respond_with_handler(blob)
+        ref = f"127.0.0.1:{registry.port}/team/app:v1"
+        with pytest.raises(oci.RegistryError, match=r"token service refused: 401 UNAUTHORIZED \(DENIED: bad user\)"):
+            oci.resolve(oci.Reference.parse(ref), check=LOOPBACK, username="deployer", password="wrong",
+                        max_bytes=BIG, max_layers=10)
+        resolved = oci.resolve(oci.Reference.parse(ref), check=LOOPBACK, username="deployer", password="pass",
+                               max_bytes=BIG, max_layers=10)
+        assert resolved["digest"] == top["digest"]
+        assert seen["token"][-1] == ("Basic ZGVwbG95ZXI6cGFzcw==", {"service": "reg.test",
+                                                                     "scope": "repository:team/app:pull"})
+        pulled = ImageCache(tmp_path / "cache", max_bytes=BIG).pull(
+            {"reference": ref, "digest": resolved["digest"], "username": "deployer", "password": "pass"},
+            check=LOOPBACK, max_bytes=BIG, max_layers=10)
+        assert (pulled.root / "rootfs/www/index.html").exists()
+        assert len(seen["storage"]) == 2 and seen["storage"] == [None, None]  # the config and the layer, no token
+    finally:
+        registry.clear()
+        registry.stop()
+        storage.stop()
+
+
+def test_an_images_command_reaches_nothing_of_the_node(registry, tmp_path, settings):
+    """The sandbox suite's escapes, tried by an image's own shell (busybox): the platform's key files, the node's
+    processes and variables, loopback services directly and through the egress proxy."""
+    import socket
+
+    ref, resolved = _pushed(registry, tmp_path, "probe", [busybox_layer()])
+    pulled = ImageCache(tmp_path / "cache", max_bytes=BIG).pull({"reference": ref, "digest": resolved["digest"]},
+                                                                check=LOOPBACK, max_bytes=BIG, max_layers=10)
+    listener = socket.create_server(("127.0.0.1", 0))  # a service of the node, on its loopback
+    port = listener.getsockname()[1]
+    keys = " ".join(str(settings.DATA_DIR / name) for name in ("jwt-private.pem", "env-encryption-key",
+                                                                "django-secret-key"))
+    script = (f"for f in {keys} /etc/shadow ../../etc/hostname; do cat $f >/dev/null 2>&1 && echo READ $f; done; "
+              "echo ROOT $(ls /); echo PROCS $(ls /proc | grep -c '^[0-9]'); "
+              "echo ENV $(tr '\\0' ' ' < /proc/1/environ); "
+              f"nc -w 2 127.0.0.1 {port} </dev/null && echo CONNECTED-DIRECT; "
+              f"printf 'CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' | nc -w 3 127.0.0.1 3128 | head -1; "
+              "printf 'CONNECT 169.254.169.254:80 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' | nc -w 3 127.0.0.1 3128 | head -1")
+    image = pulled.image_root()
+    proc = BubblewrapRunner().run("", workdir=tmp_path, scratch=tmp_path / "s", env={"PATH": "/bin"},
+                                  limits=Limits(), network=Network(egress=True),
+                                  image=ImageRoot(image.root, ("/bin/sh", "-c", script), image.uid, image.gid, "/"))
+    try:
+        proc.wait(30)
+        seen = proc.stdout.read().decode()
+    finally:
+        proc.close()
+        listener.close()
+    assert "READ" not in seen and "CONNECTED-DIRECT" not in seen
+    assert "ROOT bin dev etc proc tmp www" in seen
+    assert int(seen.split("PROCS ")[1].split()[0]) <= 6  # its own shell and pipeline, nothing of the node
+    environ = seen.split("ENV ")[1].splitlines()[0]
+    assert "SECRET_KEY" not in environ and "DATABASE_URL" not in environ and "HTTP_PROXY=" in environ
+    assert seen.count("HTTP/1.1 403") == 2, seen
