@@ -218,3 +218,36 @@ def test_a_registry_the_guard_refuses_ends_error_without_asking_it(alice_client,
     refused = _deploy(alice_client, project["id"])
     assert refused["status"] == "error"
     assert refused["errorMessage"] == f"{registry.host}: this address cannot be reached from the platform."
+
+
+@pytest.mark.django_db
+def test_the_dashboards_new_project_flow_creates_an_image_project_and_deploys_it(alice, workspace, registry,
+                                                                                  private_registry, tmp_path):
+    from tests.platform_app.pages.conftest import sign_in
+
+    AgentNodeFactory(workspace=workspace, runtimes=["process", "image"], status="online")
+    owner = sign_in(alice)
+    assert "From an image" in owner.get("/dashboard/acme/new/").content.decode()
+    ref = _image(tmp_path, registry, b"dash\n", name="dash/app")
+    resp = owner.post("/dashboard/acme/new/", {"action": "image", "i-image_ref": ref, "i-name": "Dash"})
+    assert resp.status_code == 302
+    project = Project.objects.get(name="Dash")
+    deployment = Deployment.objects.get(project=project)
+    assert resp["Location"].endswith(f"/deployments/{deployment.pk}/")
+    assert project.source == "image" and deployment.status == "ready" and deployment.snapshot["imageDigest"]
+    page = owner.get(resp["Location"]).content.decode()
+    assert deployment.snapshot["imageDigest"] in page and registry.host in page
+
+    private = _image(tmp_path, private_registry, b"dash\n", name="dash/private", folder="p")
+    half = owner.post("/dashboard/acme/new/", {"action": "image", "i-image_ref": private,
+                                                        "i-name": "Half", "i-username": "deployer"})
+    assert half.status_code == 400 and "or neither" in half.content.decode()
+    assert not Project.objects.filter(name="Half").exists()
+    resp = owner.post("/dashboard/acme/new/", {"action": "image", "i-image_ref": private, "i-name": "Priv",
+                                                        "i-username": "deployer", "i-password": "s3cret-pass"})
+    assert resp.status_code == 302
+    assert Deployment.objects.get(project__name="Priv").status == "ready"
+    bad = owner.post("/dashboard/acme/new/", {"action": "image", "i-image_ref": "Not An Image",
+                                                       "i-name": "Bad"})
+    assert bad.status_code == 400 and "Not an image reference" in bad.content.decode()
+    assert not Project.objects.filter(name="Bad").exists()
