@@ -161,8 +161,8 @@ class Registry:
         self.reference, self.check = reference, check
         self.credentials = (username, password) if username or password else None
         self.scheme, self.authorization = "https", ""
+        # plain http is tried only after https failed, and only gets through where the check allows it
         self.http = httpx.Client(trust_env=False, follow_redirects=False, verify=_tls(ca_bundle), timeout=TIMEOUT)
-        self.allow_http = True  # whether the check lets plain http through is the check's own rule
 
     def close(self) -> None:
         self.http.close()
