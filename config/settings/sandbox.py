@@ -62,3 +62,13 @@ if ARTIFACTS_S3_BUCKET:
 else:
     ARTIFACT_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage",
                         "OPTIONS": {"location": str(DATA_DIR / "artifact-store")}}
+
+# IMAGES
+# ------------------------------------------------------------------------------
+# OCI images run by nodes with their root filesystem as `/` in the sandbox (docs/images.md). An image is refused
+# past IMAGE_MAX_BYTES, compressed (its layers as the registry sends them) and again unpacked, or past
+# IMAGE_MAX_LAYERS layers. Each node keeps blobs and unpacked roots in its data folder up to
+# IMAGE_CACHE_MAX_BYTES, the least recently used going first. All three are handed to nodes in assignments.
+IMAGE_MAX_BYTES = env.int("IMAGE_MAX_BYTES", default=2 * 1024 ** 3)
+IMAGE_MAX_LAYERS = env.int("IMAGE_MAX_LAYERS", default=128)
+IMAGE_CACHE_MAX_BYTES = env.int("IMAGE_CACHE_MAX_BYTES", default=20 * 1024 ** 3)

@@ -15,6 +15,7 @@ urlpatterns = [
     path(f"{P}/deployments", deployments.ProjectDeploymentsView.as_view()),
     path(f"{P}/sources", sources.SourceUploadView.as_view()),
     path(f"{P}/deployments/image", agents.ImageDeploymentView.as_view()),
+    path(f"{P}/registry-credentials", agents.RegistryCredentialsView.as_view()),
     path(f"{P}/runtime-logs", agents.RuntimeLogsView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/instances", agents.InstanceListView.as_view()),
     # Node agents

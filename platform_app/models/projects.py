@@ -44,6 +44,9 @@ class Project(models.Model):
     git_provider = models.CharField(max_length=16, blank=True, help_text="git-a, git-b or git-c")
     git_repo = models.CharField(max_length=200, blank=True, help_text="owner/name at the provider")
     image_ref = models.CharField(max_length=300, blank=True)
+    # An image project's registry credentials, {"username", "password"} as JSON encrypted like secret variables
+    # (services/env/crypto.py); blank: the registry is asked anonymously. Never answered (docs/images.md).
+    registry_credentials_encrypted = models.TextField(blank=True, default="")
     template = models.CharField(max_length=64, blank=True)
     # Build settings; blank means "use what detection finds".
     framework = models.CharField(max_length=32, blank=True)

@@ -17,8 +17,10 @@ from pathlib import Path
 
 import httpx
 
+from platform_app.nodes import oci
 from platform_app.nodes.builder import Builder
 from platform_app.nodes.client import HttpBuildLink, PlatformClient
+from platform_app.nodes.images import ImageCache, ImageError
 from platform_app.sandbox import Limits, Network, SandboxUnavailable, relay
 from platform_app.sandbox.archive import Refused, unpack
 from platform_app.sandbox.files import remove_tree
@@ -46,8 +48,9 @@ class Instance:
     `max_restarts` failures in a row it is `crashed`. With a health check path it is `starting` until that path
     answers below 400."""
 
-    def __init__(self, agent, assignment: dict, folder: Path, listener: socket.socket):
+    def __init__(self, agent, assignment: dict, folder: Path, listener: socket.socket, pulled=None):
         self.agent, self.assignment, self.folder, self.listener = agent, assignment, folder, listener
+        self.pulled = pulled  # an image's (images.Pulled), or None: the artifact at folder/app
         self.instance_id = assignment["instanceId"]
         self.lines: collections.deque = collections.deque(maxlen=1000)
         self.restarts, self.next_start, self.healthy, self.crashed, self.error = 0, 0.0, False, False, ""
@@ -63,10 +66,14 @@ class Instance:
     def run(self) -> None:
         a = self.assignment
         mounts = [(self.agent.volume_folder(v["id"]), v["mountPath"]) for v in a.get("volumes") or []]
+        image, env = None, instance_env(a)
+        if self.pulled is not None:  # the image's root as `/`, its command; its Env under the project's
+            image = self.pulled.image_root()
+            env = {**self.pulled.env(), **{pair["key"]: pair["value"] for pair in a["env"]}}
         self.sandboxed = self.agent.runner.run(
-            a["startCommand"], workdir=self.folder / "app", scratch=self.folder / "run", env=instance_env(a),
+            a["startCommand"], workdir=self.folder / "app", scratch=self.folder / "run", env=env,
             limits=Limits.from_wire(a["limits"]), network=Network.from_wire({**a.get("network", {}), "ingress": True}),
-            mounts=mounts, label=f"instance-{self.instance_id[-8:]}")
+            mounts=mounts, label=f"instance-{self.instance_id[-8:]}", image=image)
         self.healthy = not self.health_path
         threading.Thread(target=self.read, args=(self.sandboxed,), daemon=True).start()
 
@@ -134,6 +141,27 @@ class Instance:
         self.sandboxed.terminate()
         self.sandboxed.close()
         remove_tree(self.folder)
+        if self.pulled is not None:
+            self.agent.image_released(self.pulled.digest)
+
+
+class FailedInstance:
+    """An instance whose image could not be pulled or run: reported `crashed` with the reason until the
+    platform stops it (a pull is not retried at every heartbeat: a limit or a refused layer stays so)."""
+
+    def __init__(self, assignment: dict, error: str):
+        self.assignment, self.instance_id, self.error = assignment, assignment["instanceId"], error[:2000]
+        self.lines: collections.deque = collections.deque(maxlen=10)
+
+    def check(self) -> None:
+        pass
+
+    def report(self) -> dict:
+        return {"instanceId": self.instance_id, "port": None, "pid": None, "status": "crashed", "error": self.error,
+                "restarts": 0}
+
+    def stop(self) -> None:
+        pass
 
 
 class Agent:
@@ -150,11 +178,15 @@ class Agent:
         self._volumes_measured, self._volume_usage = float("-inf"), []
         self.build_slots = build_slots
         self.builder = Builder(runner, work_root=self.data_dir / "builds")
+        self.image_cache: ImageCache | None = None
+        self.pulls: list[dict] = []  # what pulls did, for the deployments' logs at the next heartbeat
 
     @classmethod
     def join(cls, *, server: str, token: str, name: str, runner, data_dir: Path, capacity: int = 4,
              host: str = "127.0.0.1", run: bool = True, build_slots: int = 0, claim_wait: float = 20.0) -> "Agent":
-        capabilities = (["process"] if run else []) + (["build"] if build_slots else [])
+        # `image`: images run with their root as `/`, which only a sandbox does (bubblewrap)
+        capabilities = (["process"] + (["image"] if runner.name == "bubblewrap" else []) if run else []) + (
+            ["build"] if build_slots else [])
         client = PlatformClient.join(server=server, token=token, name=name, capabilities=capabilities,
                                      capacity=capacity if run else 0, host=host,
                                      sandbox=runner.enforced(Limits()))
@@ -195,7 +227,9 @@ class Agent:
     def step(self) -> dict:
         """One heartbeat: report, then start and stop to match the assignments."""
         reports, logs = self._reports()
-        body = self.client.heartbeat({"instances": reports, "logs": logs, "volumes": self._volumes()})
+        pulls, self.pulls = self.pulls[:100], self.pulls[100:]
+        body = self.client.heartbeat({"instances": reports, "logs": logs, "volumes": self._volumes(),
+                                      **({"pulls": pulls} if pulls else {})})
         wanted = {a["instanceId"]: a for a in body["assignments"]}
         for instance_id in [i for i in self.instances if i not in wanted or i in body["stop"]]:
             self.instances.pop(instance_id).stop()
@@ -216,20 +250,58 @@ class Agent:
         finally:
             archive.unlink(missing_ok=True)
 
+    def _image(self, assignment: dict):
+        """The assignment's image pulled (or found in the cache) and ready to run; what the pull did goes to
+        the deployment's log."""
+        spec = assignment["image"]
+        if self.image_cache is None:
+            self.image_cache = ImageCache(self.data_dir / "images", max_bytes=spec["cacheMaxBytes"])
+        self.image_cache.max_bytes = spec["cacheMaxBytes"]
+        check = oci.node_check(networks=spec.get("networks") or (), dns_servers=spec.get("dns") or (),
+                               allow_http=bool(spec.get("allowHttp")))
+        report = {"instanceId": assignment["instanceId"], "lines": [], "error": ""}
+        self.pulls.append(report)
+        try:
+            pulled = self.image_cache.pull(spec, check=check, max_bytes=spec["maxBytes"], max_layers=spec["maxLayers"],
+                                           lines=report["lines"])
+            pulled.image_root()  # a config that cannot run fails here, with the pull's lines
+        except (ImageError, oci.RegistryError) as exc:
+            report["error"] = str(exc)
+            report["lines"].append(f"Error: {exc}")
+            raise
+        self.image_cache.in_use.add(pulled.digest)
+        return pulled
+
+    def image_released(self, digest: str) -> None:
+        if self.image_cache is not None and not any(
+                getattr(i, "pulled", None) is not None and i.pulled.digest == digest for i in self.instances.values()):
+            self.image_cache.in_use.discard(digest)
+
     def start(self, assignment: dict) -> Instance:
         folder = self.data_dir / "instances" / assignment["instanceId"]
         remove_tree(folder)
         folder.mkdir(parents=True)
         folder.chmod(0o711)
-        listener = None
+        listener, pulled = None, None
         try:
-            self._artifact(assignment, folder)
+            if assignment.get("image"):
+                try:
+                    pulled = self._image(assignment)
+                except (ImageError, oci.RegistryError) as exc:
+                    remove_tree(folder)
+                    self.instances[assignment["instanceId"]] = FailedInstance(assignment, str(exc))
+                    return self.instances[assignment["instanceId"]]
+                (folder / "app").mkdir()
+            else:
+                self._artifact(assignment, folder)
             listener = socket.create_server((self.host, 0))
-            inst = Instance(self, assignment, folder, listener)
+            inst = Instance(self, assignment, folder, listener, pulled=pulled)
         except BaseException:
             if listener is not None:
                 listener.close()
             remove_tree(folder)
+            if pulled is not None:
+                self.image_released(pulled.digest)
             raise
         self.instances[inst.instance_id] = inst
         return inst

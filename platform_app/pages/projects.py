@@ -1,12 +1,14 @@
 """Project pages: new project (from a starter template or a Git URL, with the detected framework shown
 before it is created), the project's deployments, and its settings. Same services and roles as the API."""
 from django import forms
+from django.db import transaction
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 
 from config.errors import ApplicationError
 from platform_app.pages.base import client_ip, form_error, project_context, require, workspace_context
+from platform_app.services.agents import images
 from platform_app.services.billing.caps import usage_cap_check
 from platform_app.services.deployments import deployments as deployment_services
 from platform_app.services.deployments.listings import deployment_list_context
@@ -39,6 +41,35 @@ class GitProjectForm(forms.Form):
                              help_text="Empty = the repository's default branch.")
     name = forms.CharField(max_length=100, required=False, label="Project name", help_text="Empty = from the URL.")
     framework = forms.CharField(max_length=32, required=False, widget=forms.HiddenInput)
+
+
+class ImageProjectForm(forms.Form):
+    """An image in a registry, with its credentials when the registry asks for some."""
+    image_ref = forms.CharField(max_length=300, label="Image",
+                                help_text="[registry/]name[:tag], e.g. ghcr.io/team/app:1.2 (no registry: Docker Hub)")
+    name = forms.CharField(max_length=100, label="Project name")
+    username = forms.CharField(max_length=200, required=False, label="Registry user name", strip=False,
+                               help_text="Empty for a public image.")
+    password = forms.CharField(max_length=4096, required=False, label="Registry password or token", strip=False,
+                               widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
+
+    def clean(self):
+        values = super().clean()
+        if bool(values.get("username")) != bool(values.get("password")):
+            raise forms.ValidationError("Give both the registry user name and its password, or neither.")
+        return values
+
+
+def _first_image_deployment(request, project):
+    """Deploy a new image project at once: its tag resolved now, run by the workspace's nodes."""
+    deployment = images.deployment_from_image(project=project, image_ref="", env="production", actor=request.user)
+    if deployment.status == deployment.Status.ERROR:
+        messages.warning(request, f"Project “{project.name}” created, but its first deployment failed: "
+                                  f"{deployment.error_message}")
+    else:
+        messages.success(request, f"Project “{project.name}” created; its image {deployment.snapshot['imageDigest']} "
+                                  f"is on its way to the nodes.")
+    return redirect("deployment", org_id=project.workspace.slug, deployment_id=deployment.pk)
 
 
 def _first_deployment(request, project):
@@ -74,21 +105,32 @@ def _provider_repos(request, context) -> dict:
 
 @login_required
 def project_new(request, org_id):
-    """A starter template, or a Git URL: `inspect` shows the detection, `create` creates it."""
+    """A starter template, a Git URL (`inspect` shows the detection, `create` creates it), or an image in a
+    registry (`image`: created and deployed at once)."""
     context = workspace_context(request, org_id)
     action = request.POST.get("action")
     template_form = TemplateProjectForm(request.POST if action == "template" else None, prefix="t")
     git_form = GitProjectForm(request.POST if action in ("inspect", "git") else None, prefix="g")
+    image_form = ImageProjectForm(request.POST if action == "image" else None, prefix="i")
     detection = None
     if request.method == "POST":
         require(context, "admin")
         workspace, ip = context["workspace"], client_ip(request)
-        form = template_form if action == "template" else git_form
+        form = {"template": template_form, "image": image_form}.get(action, git_form)
         if form.is_valid():
             values = form.cleaned_data
             try:
-                if action in ("template", "git"):  # both deploy at once: at the cap, create nothing
+                if action in ("template", "git", "image"):  # all deploy at once: at the cap, create nothing
                     usage_cap_check(workspace=workspace)
+                if action == "image":
+                    with transaction.atomic():  # refused credentials leave no project behind
+                        project = project_services.project_create_from_image(
+                            workspace=workspace, actor=request.user, name=values["name"],
+                            image_ref=values["image_ref"], ip=ip)
+                        if values["username"]:
+                            images.registry_credentials_set(project=project, username=values["username"],
+                                                            password=values["password"], actor=request.user, ip=ip)
+                    return _first_image_deployment(request, project)
                 if action == "template":
                     project = project_services.project_create_from_template(
                         workspace=workspace, actor=request.user, name=values["name"], template=values["template"],
@@ -111,11 +153,12 @@ def project_new(request, org_id):
             except ApplicationError as exc:
                 form_error(form, exc)
                 detection = None
-    context.update(tab="projects", template_form=template_form, git_form=git_form, detection=detection,
+    context.update(tab="projects", template_form=template_form, git_form=git_form, image_form=image_form,
+                   detection=detection,
                    templates=templates_list(), connections=git_connections_of(workspace=context["workspace"]),
                    **_provider_repos(request, context))
     return render(request, "platform_app/projects/new.html", context,
-                  status=400 if template_form.errors or git_form.errors else 200)
+                  status=400 if template_form.errors or git_form.errors or image_form.errors else 200)
 
 
 class DeployForm(forms.Form):
@@ -134,13 +177,19 @@ def project_page(request, org_id, project_id):
     context = project_context(request, org_id, project_id)
     project = context["project"]
     form = DeployForm(request.POST or None, project=project, initial={"env": "production"})
+    if project.source == project.Source.IMAGE:
+        del form.fields["branch"]  # an image has a tag, resolved when it is deployed
     if request.method == "POST":
         require(context, "deploy")
         if form.is_valid():
             try:
-                deployment = deployment_services.deployment_trigger(
-                    project=project, env=form.cleaned_data["env"], branch=form.cleaned_data["branch"] or None,
-                    trigger="manual", actor=request.user, ip=client_ip(request))
+                if project.source == project.Source.IMAGE:  # the image's tag, resolved to a digest now
+                    deployment = images.deployment_from_image(project=project, image_ref="",
+                                                              env=form.cleaned_data["env"], actor=request.user)
+                else:
+                    deployment = deployment_services.deployment_trigger(
+                        project=project, env=form.cleaned_data["env"], branch=form.cleaned_data["branch"] or None,
+                        trigger="manual", actor=request.user, ip=client_ip(request))
             except ApplicationError as exc:
                 form_error(form, exc)
             else:

@@ -7,7 +7,7 @@
 The package imports nothing of Django's settings: builders and agents run it on machines that hold no
 platform secret (platform_app/nodes/). docs/isolation.md says what each promise is and how it is kept.
 """
-from platform_app.sandbox.base import Endpoint, Limits, Network, Runner, Sandboxed, SandboxUnavailable
+from platform_app.sandbox.base import Endpoint, ImageRoot, Limits, Network, Runner, Sandboxed, SandboxUnavailable
 from platform_app.sandbox.runners import runner_get
 
-__all__ = ("Endpoint", "Limits", "Network", "Runner", "Sandboxed", "SandboxUnavailable", "runner_get")
+__all__ = ("Endpoint", "ImageRoot", "Limits", "Network", "Runner", "Sandboxed", "SandboxUnavailable", "runner_get")

@@ -13,12 +13,14 @@ fresh folder (`extract.py`), never through a link, and every link must still lea
 the folder replaces `dest` only then. Python's `tarfile` only reads the stream: nothing depends on its
 extraction filters, which differ between patch releases.
 """
+import gzip
 import io
 import os
 import posixpath
 import stat
 import tarfile
 import tempfile
+import zlib
 from pathlib import Path
 
 from platform_app.sandbox.extract import Extractor, Unwritable
@@ -217,3 +219,164 @@ def _write(extractor: Extractor, tar, member: tarfile.TarInfo) -> None:
         raise Refused(member.name, str(exc))
     except OSError as exc:
         raise Refused(member.name, f"cannot be extracted ({exc.strerror or exc.__class__.__name__})")
+
+
+# Image layers ---------------------------------------------------------------------------------------------------
+# An OCI image's layers are archives of the same kind applied one over the other into a root filesystem, with the
+# same rules: written by descriptor, never through a link, no set-id bit, bounded. What differs is what a layer
+# may hold: hard links (to what an earlier member or layer wrote), devices and fifos (skipped), whiteouts
+# (`.wh.<name>` removes `<name>` of the layers below, `.wh..wh..opq` empties its folder of them), members that
+# replace what a lower layer wrote, and absolute links: they are meant from the image's own root, so they are
+# written relative to it (`/etc/shadow` at `a/b` becomes `../etc/shadow`) and reach the same file inside the
+# sandbox, never the node's. A link that still leads out of the root is removed and named.
+
+WHITEOUT, OPAQUE = ".wh.", ".wh..wh..opq"
+
+
+def _layer_parts(name: str) -> tuple:
+    """A member's path as components below the root; Refused when it is not a plain path."""
+    parts = tuple(p for p in name.split("/") if p not in ("", "."))
+    if "\0" in name or len(name) > 4096 or ".." in parts or any(len(p.encode()) > 255 for p in parts):
+        raise Refused(name[:200], "not a plain relative path")
+    return parts
+
+
+def _rooted(parts: tuple, target: str) -> str:
+    """A link target as the image means it: an absolute one relative to the root from where the link is."""
+    if not target.startswith("/"):
+        return target
+    inside = posixpath.normpath(target).lstrip("/")
+    return "/".join([".."] * (len(parts) - 1) + ([inside] if inside else [])) or "."
+
+
+def _existing_folder(root: int, parts: tuple) -> int | None:
+    """The folder `parts` below the open root, without making or following anything; None when it is not one."""
+    fd = os.dup(root)
+    for part in parts:
+        try:
+            child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError:
+            os.close(fd)
+            return None
+        os.close(fd)
+        fd = child
+    return fd
+
+
+def _remove_entry(holder: int, name: str) -> None:
+    """Remove `name` in the open folder `holder` (a file, a link, or a folder with all it holds)."""
+    if name in ("", ".", "..") or "/" in name:
+        return
+    try:
+        os.unlink(name, dir_fd=holder)
+    except IsADirectoryError:
+        remove_tree(f"/proc/self/fd/{holder}/{name}")  # the descriptor's own folder: remove_tree follows no link
+    except FileNotFoundError:
+        pass
+
+
+def layer_whiteouts(src) -> list[tuple[tuple, str | None]]:
+    """The whiteouts of a layer (read from `src`, a tar, plain or compressed): (folder parts, name), name None
+    for an opaque folder."""
+    found = []
+    with tarfile.open(fileobj=src, mode="r|*") as tar:
+        for member in tar:
+            parts = _layer_parts(member.name)
+            if parts and parts[-1] == OPAQUE:
+                found.append((parts[:-1], None))
+            elif parts and parts[-1].startswith(WHITEOUT):
+                found.append((parts[:-1], parts[-1][len(WHITEOUT):]))
+    return found
+
+
+def layer_apply(open_src, root: Path, counted: dict, *, max_bytes: int, max_files: int) -> list[str]:
+    """Apply the layer `open_src()` opens (a binary stream of a tar, plain or gzip) over the root filesystem
+    `root`: its whiteouts first (on the layers below only), then its members. `counted` ({"files", "bytes"}) is
+    shared by all the layers of an image, so the bounds are the image's. Answers what was skipped, as lines;
+    Refused on a rule (the root is then half written: the caller removes it)."""
+    skipped = []
+    try:
+        with open_src() as src:
+            whiteouts = layer_whiteouts(src)
+        with Extractor(root) as extractor:
+            for folder, name in whiteouts:
+                holder = _existing_folder(extractor.root, folder)
+                if holder is None:
+                    continue
+                try:
+                    for entry in ([name] if name is not None else os.listdir(holder)):
+                        _remove_entry(holder, entry)
+                finally:
+                    os.close(holder)
+            extractor.forget()
+            with open_src() as src, tarfile.open(fileobj=src, mode="r|*") as tar:
+                for member in tar:
+                    note = _layer_member(extractor, tar, member, counted, max_bytes, max_files)
+                    if note:
+                        skipped.append(note)
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile, ValueError) as exc:
+        raise Refused("", f"not a readable layer ({exc.__class__.__name__})")
+    return skipped
+
+
+def _layer_member(extractor: Extractor, tar, member: tarfile.TarInfo, counted, max_bytes, max_files) -> str:
+    parts = _layer_parts(member.name)
+    if not parts or parts[-1].startswith(WHITEOUT):
+        return ""
+    counted["files"] += 1
+    if counted["files"] > max_files:
+        raise TooManyFiles(member.name, f"more than {max_files} files")
+    if member.ischr() or member.isblk() or member.isfifo():
+        return f"{member.name}: a device or fifo, skipped"
+    if member.isfile():
+        counted["bytes"] += member.size
+        if counted["bytes"] > max_bytes:
+            raise Refused(member.name, f"larger than {_size(max_bytes)} unpacked")
+    try:
+        holder = extractor.folder(parts[:-1])
+        try:
+            info = os.stat(parts[-1], dir_fd=holder, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and not (member.isdir() and stat.S_ISDIR(info.st_mode)):
+            _remove_entry(holder, parts[-1])  # a member replaces what the layers below wrote there
+            extractor.forget()
+        if member.isdir():
+            extractor.folder(parts)
+        elif member.issym():
+            extractor.link(parts, _rooted(parts, member.linkname))
+        elif member.islnk():
+            source = _layer_parts(member.linkname.lstrip("/"))
+            holder = extractor.folder(parts[:-1])
+            source_holder = _existing_folder(extractor.root, source[:-1]) if source else None
+            if source_holder is None:
+                return f"{member.name}: a hard link to {member.linkname[:200]}, which is not in the image; skipped"
+            try:
+                os.link(source[-1], parts[-1], src_dir_fd=source_holder, dst_dir_fd=holder, follow_symlinks=False)
+            except OSError as exc:
+                return f"{member.name}: a hard link to {member.linkname[:200]} ({exc.strerror}); skipped"
+            finally:
+                os.close(source_holder)
+        elif member.isfile():
+            extractor.file(parts, tar.extractfile(member), executable=bool(member.mode & 0o111))
+        else:
+            return f"{member.name}: not a file, folder or link; skipped"
+    except Unwritable as exc:
+        raise Refused(member.name, str(exc))
+    except OSError as exc:
+        raise Refused(member.name, f"cannot be extracted ({exc.strerror or exc.__class__.__name__})")
+    return ""
+
+
+def root_links_check(root: Path) -> list[str]:
+    """Every link of a root filesystem resolved on what was written: those that lead out of it (through other
+    links too) are removed and named."""
+    removed = []
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    for event, holder, name, path, info in walk(fd):
+        if event == "entry" and stat.S_ISLNK(info.st_mode):
+            target = os.readlink(name, dir_fd=holder)
+            if target.startswith("/") or not Extractor._leads_inside(holder, path.count("/"), target):
+                os.unlink(name, dir_fd=holder)
+                removed.append(f"{path}: a link to {target[:200]}, outside the image; removed")
+    return removed

@@ -1,8 +1,9 @@
 """The runner interface: what a sandbox is given and what it answers.
 
 A runner is handed a command, a writable folder (mounted at `/workspace` in a sandbox), the variables, the
-limits and the network the command may have, and answers a `Sandboxed` process. Bubblewrap is the runner
-shipped here; a container runtime (Podman, Docker, a Kubernetes job) fits behind the same `run()`.
+limits and the network the command may have, and answers a `Sandboxed` process; or an image's root filesystem
+and command (`ImageRoot`), which bubblewrap runs with that root as `/` (docs/images.md). Bubblewrap is the
+runner shipped here; a container runtime (Podman, Docker, a Kubernetes job) would fit behind the same `run()`.
 """
 import os
 import signal
@@ -77,6 +78,19 @@ class Network:
                    dns_servers=tuple(data.get("dns") or ()), ingress=bool(data.get("ingress", False)),
                    endpoints=tuple(Endpoint(str(e[0]), int(e[1]), int(e[2]), e[3] if len(e) > 3 else None)
                                    for e in data.get("endpoints") or ()))
+
+
+@dataclass(frozen=True)
+class ImageRoot:
+    """What an image runs as (platform_app/nodes/oci.py): its root filesystem, mounted read-only as `/`, the
+    command (the config's Entrypoint + Cmd, executed as is, no shell), the numeric user and group inside the
+    sandbox's user namespace, and the folder it starts in."""
+
+    root: Path
+    argv: tuple
+    uid: int = 0
+    gid: int = 0
+    cwd: str = "/"
 
 
 @dataclass
@@ -163,10 +177,11 @@ class Runner:
     description = ""
 
     def run(self, command: str, *, workdir: Path, cwd: str = "", scratch: Path, env: dict, limits: Limits,
-            network: Network, mounts=(), label: str = "sandbox") -> Sandboxed:
+            network: Network, mounts=(), label: str = "sandbox", image: ImageRoot | None = None) -> Sandboxed:
         """Start `/bin/sh -c command` with `workdir` writable (at /workspace in a sandbox), `cwd` relative to it,
         `scratch` the runner's own space (home and /tmp, which the caller removes), `env` the only variables,
-        `mounts` more writable folders as (folder on the node, path inside) pairs (volumes)."""
+        `mounts` more writable folders as (folder on the node, path inside) pairs (volumes). With `image`, its
+        root filesystem is `/` (read-only) and its argv runs instead; `workdir` and `command` are not used."""
         raise NotImplementedError
 
     def enforced(self, limits: Limits) -> dict:

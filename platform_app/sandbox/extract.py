@@ -34,6 +34,12 @@ class Extractor:
             os.close(self.cached[1])
         os.close(self.root)
 
+    def forget(self) -> None:
+        """Drop the folder kept open: something under the root was removed, it may be gone."""
+        if self.cached[1] is not None:
+            os.close(self.cached[1])
+        self.cached = ((), None)
+
     def folder(self, parts: tuple) -> int:
         """The folder `parts` below the root, made if missing; refused when any component is not a folder."""
         known, known_fd = self.cached

@@ -20,14 +20,15 @@ from functools import lru_cache
 from pathlib import Path
 
 from platform_app.sandbox import relay
-from platform_app.sandbox.base import (INSIDE_PORT, PROXY_PORT, WORKSPACE, Limits, Network, Runner, Sandboxed,
-                                       SandboxUnavailable)
+from platform_app.sandbox.base import (INSIDE_PORT, PROXY_PORT, WORKSPACE, ImageRoot, Limits, Network, Runner,
+                                       Sandboxed, SandboxUnavailable)
 from platform_app.sandbox.limits import Enforcer
 from platform_app.sandbox.netns import NetnsBridge
 from platform_app.sandbox.seccomp import filter_fd, filter_program
 
 HOME = "/home/sandbox"
 SHIMS = "/opt/sandbox/bin"   # `python` where the system has only `python3`
+IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # an image's without its own PATH
 SYSTEM_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 ETC = ("/etc/alternatives", "/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates", "/etc/ld.so.cache",
        "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone", "/etc/mime.types",
@@ -113,9 +114,31 @@ class BubblewrapRunner(_LimitedRunner):
         self.host_uid, self.host_gid = host_uid, host_gid
         self.readonly_paths, self.cgroup_parent = tuple(readonly_paths), cgroup_parent
 
-    def _args(self, *, workdir: Path, cwd: str, home: Path, tmp: Path, fds: list, mounts=()) -> list[str]:
+    def _args(self, *, workdir: Path, cwd: str, home: Path, tmp: Path, fds: list, mounts=(),
+              image: ImageRoot | None = None) -> list[str]:
+        uid, gid = (image.uid, image.gid) if image is not None else (1000, 1000)
         args = ["bwrap", "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-                "--hostname", "sandbox", "--uid", "1000", "--gid", "1000", "--ro-bind", "/usr", "/usr"]
+                "--hostname", "sandbox", "--uid", str(uid), "--gid", str(gid)]
+        args += self._image_args(image, tmp, mounts) if image is not None else self._system_args(
+            workdir=workdir, cwd=cwd, home=home, tmp=tmp, fds=fds, mounts=mounts)
+        seccomp = filter_fd()
+        if seccomp is not None:
+            fds.append(seccomp)
+            args += ["--seccomp", str(seccomp)]
+        return args
+
+    @staticmethod
+    def _image_args(image: ImageRoot, tmp: Path, mounts) -> list[str]:
+        """An image's root filesystem as `/`, read-only; a private /proc and /dev, /tmp writable (the scratch
+        folder, measured like a workspace), the volumes; nothing of the node. The mount points are in the root
+        (the node made them when it built it: nothing can be made in a read-only root)."""
+        args = ["--ro-bind", str(image.root), "/", "--proc", "/proc", "--dev", "/dev", "--bind", str(tmp), "/tmp"]
+        for folder, inside in mounts:
+            args += ["--bind", str(folder), inside]
+        return args + ["--chdir", image.cwd or "/"]
+
+    def _system_args(self, *, workdir: Path, cwd: str, home: Path, tmp: Path, fds: list, mounts=()) -> list[str]:
+        args = ["--ro-bind", "/usr", "/usr"]
         for name in SYSTEM_LINKS:
             path = Path("/") / name
             if path.is_symlink():
@@ -137,10 +160,6 @@ class BubblewrapRunner(_LimitedRunner):
         if not Path("/usr/bin/python").exists() and Path("/usr/bin/python3").exists():
             args += ["--symlink", "/usr/bin/python3", f"{SHIMS}/python"]
         args += ["--chdir", f"{WORKSPACE}/{cwd}".rstrip("/")]
-        seccomp = filter_fd()
-        if seccomp is not None:
-            fds.append(seccomp)
-            args += ["--seccomp", str(seccomp)]
         return args
 
     def _report(self, enforcer: Enforcer) -> dict:
@@ -149,16 +168,23 @@ class BubblewrapRunner(_LimitedRunner):
                 "limits": {**enforcer.enforced(), "time": "watch"}}
 
     def run(self, command: str, *, workdir: Path, cwd: str = "", scratch: Path, env: dict, limits: Limits,
-            network: Network, mounts=(), label: str = "sandbox") -> Sandboxed:
+            network: Network, mounts=(), label: str = "sandbox", image: ImageRoot | None = None) -> Sandboxed:
         home, tmp = scratch / "home", scratch / "tmp"
         home.mkdir(parents=True, exist_ok=True)
         tmp.mkdir(parents=True, exist_ok=True)
+        writable = (tmp, *(m[0] for m in mounts)) if image is not None else (workdir, home, tmp,
+                                                                            *(m[0] for m in mounts))
         as_root = os.geteuid() == 0
         if as_root:  # the sandbox's processes belong to an unprivileged user outside too
-            for folder in (workdir, home, tmp, *(m[0] for m in mounts)):
+            if image is not None:
+                _reachable(image.root, self.host_uid)  # read-only and world-readable: not handed over
+            for folder in writable:
                 _reachable(folder, self.host_uid)
                 _chown_tree(folder, self.host_uid, self.host_gid)
-        env = _with_shims({**env, "HOME": HOME, "TMPDIR": "/tmp"})
+        if image is not None:
+            env = {"PATH": IMAGE_PATH, "HOME": "/", **env, "TMPDIR": "/tmp"}
+        else:
+            env = _with_shims({**env, "HOME": HOME, "TMPDIR": "/tmp"})
         if network.ingress:
             env["PORT"] = str(INSIDE_PORT)
         if network.egress:
@@ -166,13 +192,14 @@ class BubblewrapRunner(_LimitedRunner):
             env.update(HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy, https_proxy=proxy,
                        NO_PROXY="localhost,127.0.0.1,::1", no_proxy="localhost,127.0.0.1,::1")
         enforcer = Enforcer(limits, name=f"{label}-{secrets.token_hex(4)}", parent=self.cgroup_parent,
-                            watch=[workdir, home, tmp, *(m[0] for m in mounts)])
+                            watch=list(writable))
         fds: list[int] = []
         info_read, info_write = os.pipe()
         block_read, block_write = os.pipe()
         try:
-            args = self._args(workdir=workdir, cwd=cwd, home=home, tmp=tmp, fds=fds, mounts=mounts)
-            args += ["--info-fd", str(info_write), "--block-fd", str(block_read), "--", "/bin/sh", "-c", command]
+            args = self._args(workdir=workdir, cwd=cwd, home=home, tmp=tmp, fds=fds, mounts=mounts, image=image)
+            argv = list(image.argv) if image is not None else ["/bin/sh", "-c", command]
+            args += ["--info-fd", str(info_write), "--block-fd", str(block_read), "--", *argv]
             owner = {"user": self.host_uid, "group": self.host_gid, "extra_groups": []} if as_root else {}
             popen = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True,
@@ -244,7 +271,10 @@ class UnsandboxedRunner(_LimitedRunner):
                 "limits": {**enforcer.enforced(), "time": "watch"}}
 
     def run(self, command: str, *, workdir: Path, cwd: str = "", scratch: Path, env: dict, limits: Limits,
-            network: Network, mounts=(), label: str = "sandbox") -> Sandboxed:
+            network: Network, mounts=(), label: str = "sandbox", image: ImageRoot | None = None) -> Sandboxed:
+        if image is not None:
+            raise SandboxUnavailable("An image runs with its root filesystem as `/` in a sandbox; this node has "
+                                     "none (bubblewrap).")
         if mounts:
             raise SandboxUnavailable("Volumes are mounted into a sandbox; this node has none (bubblewrap).")
         home, tmp = scratch / "home", scratch / "tmp"

@@ -10,7 +10,7 @@ from config.inputs import InputSerializer, query_int, validated
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.api.deployments.deployments import DeploymentSerializer
 from platform_app.models import AgentNode, Instance
-from platform_app.services.agents import agents
+from platform_app.services.agents import agents, images
 from platform_app.services.deployments import build_jobs
 from platform_app.services.deployments.deployments import deployment_get
 from platform_app.services.deployments.listings import nodes_list, nodes_running_counts
@@ -57,9 +57,10 @@ INT32 = 2 ** 31 - 1  # the database's integer columns
 class JoinInput(InputSerializer):
     token = serializers.CharField(max_length=100)
     name = serializers.CharField(max_length=100)
-    runtimes = serializers.ListField(child=serializers.ChoiceField(choices=["process", "container", "build"]),
-                                     default=list, max_length=3,
-                                     help_text="capabilities: run instances, containers, builds")
+    runtimes = serializers.ListField(child=serializers.ChoiceField(choices=["process", "image", "container", "build"]),
+                                     default=list, max_length=4,
+                                     help_text="capabilities: run instances (`process`), OCI images in the sandbox "
+                                               "(`image`), containers, builds")
     capacity = serializers.IntegerField(min_value=0, max_value=1000, default=4)
     host = serializers.CharField(max_length=200, required=False, default="127.0.0.1",
                                  help_text="where the edge reaches the node's instances: a workspace node's must be "
@@ -91,6 +92,13 @@ class VolumeReport(InputSerializer):
     used_bytes = serializers.IntegerField(min_value=0, max_value=2 ** 62)
 
 
+class PullReport(InputSerializer):
+    instance_id = serializers.CharField(max_length=40)
+    lines = serializers.ListField(child=serializers.CharField(max_length=agents.MAX_LOG_LINE_CHARS, allow_blank=True,
+                                                              trim_whitespace=False), max_length=200)
+    error = serializers.CharField(max_length=2000, required=False, allow_blank=True, default="")
+
+
 class HeartbeatInput(InputSerializer):
     capacity = serializers.IntegerField(min_value=0, max_value=1000, required=False, allow_null=True, default=None)
     instances = serializers.ListField(child=InstanceReport(), default=list, max_length=1000)
@@ -98,6 +106,9 @@ class HeartbeatInput(InputSerializer):
     sandbox = sandbox_report()
     volumes = serializers.ListField(child=VolumeReport(), default=list, max_length=1000,
                                     help_text="what each volume folder holds: {id, usedBytes}")
+    pulls = serializers.ListField(child=PullReport(), default=list, max_length=100,
+                                  help_text="what the node's image pulls did (layers, cached or fetched, times), "
+                                            "for the deployments' logs")
 
 
 class ClaimInput(InputSerializer):
@@ -216,10 +227,32 @@ class RuntimeLogsView(PlatformView):
 
 class ImageDeploymentView(PlatformView):
     @endpoint(scope="deploy", status=201, request=ImageInput, response=DeploymentSerializer, errors=(402,),
-              summary="Deploy an image (needs an agent reporting a container runtime; otherwise ends `error`)")
+              summary="Deploy an image: its tag is resolved to a digest now and run by the workspace's nodes that "
+                      "report the `image` runtime (none online, a registry refusal or a limit: ends `error`)")
     def post(self, request, org_id, project_id):
         data = validated(ImageInput, request)
-        deployment = agents.deployment_from_image(project=self.project(project_id),
-                                                  image_ref=data["image_ref"],
+        deployment = images.deployment_from_image(project=self.project(project_id), image_ref=data["image_ref"],
                                                   env=data["env"], actor=request.user)
         return Response(DeploymentSerializer(deployment).data, status=201)
+
+
+class RegistryCredentialsInput(InputSerializer):
+    username = serializers.CharField(max_length=200, trim_whitespace=False)
+    password = serializers.CharField(max_length=4096, trim_whitespace=False)
+
+
+class RegistryCredentialsView(PlatformView):
+    @endpoint(scope="admin", request=RegistryCredentialsInput, status=204, response=None,
+              summary="Set or replace the registry credentials an image project pulls with (kept encrypted, never "
+                      "answered; `registryCredentialsSet` on the project says whether there are some)")
+    def put(self, request, org_id, project_id):
+        data = validated(RegistryCredentialsInput, request)
+        images.registry_credentials_set(project=self.project(project_id), actor=request.user,
+                                        ip=self.ip, **data)
+        return Response(status=204)
+
+    @endpoint(scope="admin", status=204, response=None,
+              summary="Remove the project's registry credentials (its registry is asked anonymously)")
+    def delete(self, request, org_id, project_id):
+        images.registry_credentials_remove(project=self.project(project_id), actor=request.user, ip=self.ip)
+        return Response(status=204)

@@ -24,13 +24,19 @@ class ProjectSerializer(serializers.ModelSerializer):
                   "repository is hosted by the platform, see `template`) and for provider projects (see "
                   "`gitProvider`, `gitRepo`)")
     url = serializers.SerializerMethodField()
+    registry_credentials_set = serializers.SerializerMethodField(
+        help_text="Whether the image project has registry credentials (PUT P/registry-credentials); they are "
+                  "never answered")
 
     class Meta:
         model = Project
         fields = ("id", "org_id", "name", "slug", "source", "git_url", "git_provider", "git_repo", "image_ref",
                   "template", "framework", "install_command", "build_command", "output_directory", "start_command",
                   "root_directory", "production_branch", "auto_deploy", "group_id", "production_deployment_id",
-                  "url", "created_at", "updated_at")
+                  "url", "registry_credentials_set", "created_at", "updated_at")
+
+    def get_registry_credentials_set(self, obj) -> bool:
+        return bool(obj.registry_credentials_encrypted)
 
     def get_git_url(self, obj) -> str | None:
         return public_git_url(obj)

@@ -15,9 +15,6 @@ from django.utils import timezone
 from config.errors import NotFound, Unauthenticated, ValidationFailed
 from config.outbound import OutboundRefused, outbound_host_check
 from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
-from platform_app.services.billing.caps import usage_cap_enforce
-from platform_app.services.deployments.deployment_log import event_record
-from platform_app.services.deployments.deployments import environment_require
 from platform_app.services.identity.keys import sha256_hex
 from platform_app.services.resources.components import plan_instances
 
@@ -30,7 +27,9 @@ MAX_LOG_LINE_CHARS = 5000  # the agent cuts longer lines (platform_app/nodes/age
 
 
 def is_runtime(deployment) -> bool:
-    return bool((deployment.snapshot or {}).get("start"))
+    """Run by nodes (a start command, or an image), rather than served from its files by the edge."""
+    snapshot = deployment.snapshot or {}
+    return bool(snapshot.get("start") or snapshot.get("imageDigest"))
 
 
 @transaction.atomic
@@ -144,7 +143,7 @@ def instances_place(*, workspace) -> None:
     slots = _wanted(workspace)
     # the node rows are locked first, so two heartbeats cannot place the same deployment twice
     nodes = [n for n in AgentNode.objects.select_for_update().filter(workspace=workspace, status=AgentNode.Status.ONLINE)
-             if "process" in n.runtimes]
+             if "process" in n.runtimes or "image" in n.runtimes]
     live = list(Instance.objects.filter(node__workspace=workspace, status__in=(*LIVE, "crashed")))
     loads = dict(Instance.objects.filter(node__in=nodes, status__in=LIVE).values_list("node").annotate(n=Count("id")))
     for node in nodes:
@@ -176,7 +175,8 @@ def _node_for(slot: Slot, nodes: list) -> AgentNode | None:
     placement)."""
     volumes = list(slot.component.volumes.all()) if slot.component else []
     pinned = next((v.node_id for v in volumes if v.node_id), None)
-    free = [n for n in nodes if n.load < n.capacity and (pinned is None or n.pk == pinned)]
+    runtime = "image" if (slot.deployment.snapshot or {}).get("imageDigest") else "process"
+    free = [n for n in nodes if n.load < n.capacity and runtime in n.runtimes and (pinned is None or n.pk == pinned)]
     if not free:
         return None
     node = min(free, key=lambda n: n.load)
@@ -202,6 +202,7 @@ def instance_limits(component: Component | None = None):
 
 def _assignment(instance: Instance) -> dict:
     from platform_app.sandbox import Network
+    from platform_app.services.agents.images import image_assignment
     from platform_app.services.env.env import env_resolve
     from platform_app.services.resources.managed import managed_endpoints
 
@@ -217,6 +218,7 @@ def _assignment(instance: Instance) -> dict:
             "max_restarts": settings.INSTANCE_MAX_RESTARTS,
             "volumes": [{"id": v.pk, "mount_path": v.mount_path, "size_gb": v.size_gb}
                         for v in (instance.component.volumes.all() if instance.component else [])],
+            "image": image_assignment(d) if d.snapshot.get("imageDigest") else None,
             # a list of pairs: keys are the user's, the camelCase renderer must not touch them
             "env": [{"key": k, "value": v} for k, v in
                     env_resolve(project=d.project, environment=d.env, branch=d.branch).items()]}
@@ -235,7 +237,8 @@ def agent_artifact(*, node: AgentNode, deployment_id: str):
 
 @transaction.atomic
 def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[dict], logs: list[dict],
-                    sandbox: dict | None = None, volumes: list[dict] | None = None) -> dict:
+                    sandbox: dict | None = None, volumes: list[dict] | None = None,
+                    pulls: list[dict] | None = None) -> dict:
     """Apply the node's reports (checked by the API's HeartbeatInput: typed and bounded), then answer what it
     should run (and stop). An instance told to stop is `stopped` once the node no longer reports it."""
     node = AgentNode.objects.select_for_update().get(pk=node.pk)
@@ -268,6 +271,10 @@ def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[di
             lines += [RuntimeLogLine(deployment_id=inst.deployment_id, instance_id=inst.pk, text=text)
                       for text in block["lines"]]
     RuntimeLogLine.objects.bulk_create(lines[:MAX_LOG_LINES])
+    if pulls:
+        from platform_app.services.agents.images import image_pulls_record
+
+        image_pulls_record(node=node, pulls=pulls)
     if node.status == AgentNode.Status.ONLINE and node.workspace_id:  # the platform's builders run no instance
         instances_place(workspace=node.workspace)
     mine = Instance.objects.filter(node=node, status__in=(*LIVE, "stopping")).select_related("deployment__project")
@@ -308,30 +315,6 @@ def running_instance(deployment, component_id: str | None = None) -> Instance | 
     running = list(running.filter(component_id=component_id) if component_id else running.filter(deployment=deployment))
     current = [i for i in running if i.deployment_id == deployment.pk]
     return random.choice(current or running) if running else None
-
-
-@transaction.atomic
-def deployment_from_image(*, project, image_ref: str, env: str, actor=None) -> Deployment:
-    """Image deployments need a node that reports a container runtime; without one the deployment ends
-    `error` saying so."""
-    image = image_ref or project.image_ref
-    if not image:
-        raise ValidationFailed("This project has no image: name one in imageRef.",
-                               details={"imageRef": ["Required for a project without an image."]})
-    environment_require(project=project, env=env)
-    usage_cap_enforce(workspace=project.workspace)  # 402, as deployment_trigger: image deploys do not pass there
-    deployment = Deployment.objects.create(project=project, env=env, branch="", trigger="api",
-                                           created_by=actor if getattr(actor, "pk", None) else None,
-                                           snapshot={"image": image})
-    event_record(deployment, "queued", f"image {image}")
-    online = AgentNode.objects.filter(workspace=project.workspace, status=AgentNode.Status.ONLINE)
-    if not any("container" in n.runtimes for n in online):
-        message = "No online agent of this workspace reports a container runtime; image deployments need one."
-        Deployment.objects.filter(pk=deployment.pk).update(status=Deployment.Status.ERROR, error_message=message,
-                                                           finished_at=timezone.now())
-        event_record(deployment, "error", message)
-        deployment.refresh_from_db()
-    return deployment
 
 
 def node_get(*, workspace, node_id: str) -> AgentNode:

@@ -110,9 +110,10 @@ def test_an_image_deployment_is_checked_as_a_deployment_is(alice_client, workspa
     assert not Deployment.objects.exists()
 
 
-def test_image_deployment_without_a_container_runtime_ends_in_error(alice_client, workspace):
+def test_image_deployment_without_a_node_running_images_ends_in_error(alice_client, workspace):
     project = ProjectFactory(workspace=workspace, name="Img", slug="img", source="image",
                              image_ref="registry.example.com/team/app:1.2", git_url="")
     resp = alice_client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments/image", {}, format="json")
     assert resp.status_code == 201
-    assert resp.json()["status"] == "error" and "container runtime" in resp.json()["errorMessage"]
+    assert resp.json()["status"] == "error" and "`image` runtime" in resp.json()["errorMessage"]
+    assert Deployment.objects.get().error_message == resp.json()["errorMessage"]

@@ -290,3 +290,64 @@ def test_doctor_fix_opens_a_pull_request_through_the_provider(owner, viewer, wor
     assert resp.status_code == 200 and "https://github.example/acme/py/pull/7" in resp.content.decode()
     put = next(req for req, _ in httpserver.log if req.method == "PUT")
     assert base64.b64decode(put.get_json()["content"]).decode() == "gunicorn==23.0.0\nflask\n"
+
+
+def test_an_image_deployment_shows_its_reference_digest_and_registry(owner, workspace):
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    project = ProjectFactory(workspace=workspace, name="Img", slug="img", source="image", git_url="",
+                             image_ref="registry.example.com/team/app:1.2")
+    digest = "sha256:" + "ab" * 32
+    deployment = DeploymentFactory(project=project, status="ready", snapshot={
+        "image": project.image_ref, "imageDigest": digest, "registry": "registry.example.com",
+        "imageRepository": "team/app", "imageLayers": 2, "imageBytes": 1048576})
+    page = owner.get(f"/dashboard/acme/deployments/{deployment.pk}/").content.decode()
+    assert "registry.example.com/team/app:1.2" in page and f'<code id="deployment-digest">{digest}</code>' in page
+    assert "registry.example.com (2 layers, 1.0\xa0MB compressed)" in page
+    listing = owner.get("/dashboard/acme/projects/img/").content.decode()
+    assert digest[:19] in listing
+
+
+def test_an_image_projects_registry_credentials_are_set_replaced_and_removed_never_shown(owner, developer, workspace):
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    project = ProjectFactory(workspace=workspace, name="Img", slug="img", source="image", git_url="",
+                             image_ref="registry.example.com/team/app:1.2")
+    url = "/dashboard/acme/projects/img/settings/"
+    assert "anonymously" in owner.get(url).content.decode()
+    form = {"action": "registry", "r-username": "deployer", "r-password": "first-secret"}
+    assert developer.post(url, form).status_code == 403
+    assert owner.post(url, form).status_code == 302
+    project.refresh_from_db()
+    first = project.registry_credentials_encrypted
+    assert first and "first-secret" not in first
+    page = owner.get(url).content.decode()
+    assert "with the credentials saved here" in page and "first-secret" not in page and "Replace credentials" in page
+    assert owner.post(url, {**form, "r-password": "second-secret"}).status_code == 302
+    project.refresh_from_db()
+    assert project.registry_credentials_encrypted not in ("", first)
+    bad = owner.post(url, {"action": "registry", "r-username": "deployer", "r-password": ""})
+    assert bad.status_code == 400
+    assert owner.post(url, {"action": "registry-remove"}).status_code == 302
+    project.refresh_from_db()
+    assert project.registry_credentials_encrypted == ""
+
+
+def test_an_image_projects_page_shows_what_production_runs_and_deploys_its_image(owner, workspace):
+    from platform_app.models import Deployment, Project
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    project = ProjectFactory(workspace=workspace, name="Img", slug="img", source="image", git_url="",
+                             image_ref="registry.example.com/team/app:1.2")
+    digest = "sha256:" + "cd" * 32
+    running = DeploymentFactory(project=project, status="ready", snapshot={
+        "image": project.image_ref, "imageDigest": digest, "registry": "registry.example.com"})
+    Project.objects.filter(pk=project.pk).update(production_deployment=running)
+    page = owner.get("/dashboard/acme/projects/img/").content.decode()
+    assert f"production runs <code>{digest}</code> from registry.example.com" in page
+    assert 'name="branch"' not in page
+    resp = owner.post("/dashboard/acme/projects/img/", {"env": "production"})
+    assert resp.status_code == 302
+    made = Deployment.objects.exclude(pk=running.pk).get()
+    assert resp["Location"].endswith(f"/deployments/{made.pk}/")
+    assert made.status == "error" and "`image` runtime" in made.error_message  # no node of acme runs images
