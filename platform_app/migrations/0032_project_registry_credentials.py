@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('platform_app', '0028_source_uploads'),
+        ('platform_app', '0031_deployment_log_archive'),
     ]
 
     operations = [
