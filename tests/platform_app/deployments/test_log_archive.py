@@ -230,7 +230,7 @@ def test_the_read_scope_is_needed(as_token, alice, workspace, store):
 
 # Retention ----------------------------------------------------------------------------------------
 
-def test_retention_deletes_old_logs_and_the_api_says_so(alice_client, workspace, store, settings):
+def test_retention_deletes_old_logs_and_the_api_says_so(alice, alice_client, client, workspace, store, settings):
     from tests.platform_app.automation.factories import LogDrainFactory
 
     settings.LOG_RETENTION_DAYS = 30
@@ -253,6 +253,9 @@ def test_retention_deletes_old_logs_and_the_api_says_so(alice_client, workspace,
     assert resp["X-Log-Expired-At"] == old.log_expired_at.isoformat()
     text = b"".join(resp.streaming_content).decode()
     assert log_ids(text) == [] and events(text)[-1] == ("", "end", "ready")
+    client.force_login(alice)
+    page = client.get(f"/dashboard/acme/deployments/{old.pk}/")
+    assert page.status_code == 200 and "This log was deleted on" in page.content.decode()
 
     kept.refresh_from_db()
     assert kept.log_expired_at is None and artifacts.storage().exists(kept.log_archive)
