@@ -68,7 +68,7 @@ def log_lines(deployment_id: str, *, after: int = 0, limit: int | None = None, t
 
 
 def _merged(kept, rows) -> list[Line]:
-    """Archive and rows in sequence order; a number in both (a crashed run's leftover row) read once."""
+    """Archive and rows in sequence order; a line in both (read while its archive committed) read once."""
     out: list[Line] = []
     for line in heapq.merge(kept, rows, key=lambda line: line.seq):
         if not out or out[-1].seq != line.seq:
