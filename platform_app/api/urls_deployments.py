@@ -35,6 +35,7 @@ urlpatterns = [
     path(f"{O}/deployments/<str:deployment_id>", deployments.DeploymentDetailView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/events", deployments.DeploymentEventsView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/cancel", deployments.DeploymentCancelView.as_view()),
+    path(f"{O}/deployments/<str:deployment_id>/logs", deployments.DeploymentLogView.as_view()),
     path(f"{O}/deployments/<str:deployment_id>/logs/stream", deployments.DeploymentLogStreamView.as_view()),
     path(f"{P}/rollback", hooks.RollbackView.as_view()),
     path(f"{P}/isr/revalidate", hooks.RevalidateView.as_view()),

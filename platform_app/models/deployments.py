@@ -81,7 +81,15 @@ class Deployment(models.Model):
 
     class Meta:
         ordering = ("-created_at",)
-        indexes = [models.Index(fields=["project", "-created_at"])]
+        indexes = [
+            models.Index(fields=["project", "-created_at"]),
+            # the beat's archive and retention sweeps (services/deployments/log_archive.py): each reads only the
+            # logs it has left to do, not every deployment ever finished
+            models.Index(fields=["finished_at"], name="deployment_log_unarchived",
+                         condition=models.Q(log_archive="", log_expired_at__isnull=True)),
+            models.Index(fields=["finished_at"], name="deployment_log_unexpired",
+                         condition=models.Q(log_expired_at__isnull=True)),
+        ]
         constraints = [models.UniqueConstraint(fields=["project", "idempotency_key"],
                                                name="deployment_unique_idempotency_key")]
 

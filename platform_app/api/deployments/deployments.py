@@ -1,4 +1,4 @@
-"""Deployments: trigger, list, get, events, cancel, live log stream (SSE)."""
+"""Deployments: trigger, list, get, events, cancel, build log (JSON) and live log stream (SSE)."""
 from functools import partial
 
 from django.conf import settings
@@ -9,12 +9,13 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import ValidationFailed
-from config.inputs import InputSerializer, ascii_int, validated
+from config.inputs import InputSerializer, ascii_int, query_int, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, idempotency_key
 from platform_app.authentication import StreamTokenAuthentication, request_credential
 from platform_app.models import Deployment, DeploymentEvent
 from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.listings import deployment_list_context
+from platform_app.services.deployments.log_archive import log_lines
 from platform_app.services.deployments.log_stream import log_stream_open
 from platform_app.services.identity.stream_tokens import stream_access_lost
 from platform_app.services.projects.addresses import deployment_url
@@ -38,12 +39,14 @@ class DeploymentSerializer(serializers.ModelSerializer):
     needs_redeploy = serializers.SerializerMethodField()
     source_id = serializers.CharField(source="source_upload_id", allow_null=True,
                                       help_text="What an upload project built (`POST P/sources`); null otherwise")
+    log_expired_at = serializers.DateTimeField(allow_null=True, read_only=True,
+                                               help_text="when its build log was deleted (LOG_RETENTION_DAYS)")
 
     class Meta:
         model = Deployment
         fields = ("id", "project_id", "env", "branch", "commit_sha", "trigger", "status", "url", "created_at",
                   "queued_at", "started_at", "ready_at", "finished_at", "error_message", "queue_position",
-                  "framework", "snapshot", "needs_redeploy", "source_id")
+                  "framework", "snapshot", "needs_redeploy", "source_id", "log_expired_at")
         list_serializer_class = DeploymentListSerializer
 
     def get_needs_redeploy(self, obj) -> bool:
@@ -62,6 +65,21 @@ class EventSerializer(serializers.ModelSerializer):
     class Meta:
         model = DeploymentEvent
         fields = ("type", "message", "created_at")
+
+
+class LogLineSerializer(serializers.Serializer):
+    seq = serializers.IntegerField(help_text="the line's number: `after=` and the stream's event id")
+    stream = serializers.CharField(help_text="build or system")
+    text = serializers.CharField()
+    at = serializers.DateTimeField(source="created_at")
+
+
+class DeploymentLogSerializer(serializers.Serializer):
+    deployment_id = serializers.CharField()
+    status = serializers.CharField()
+    lines = LogLineSerializer(many=True)
+    expired_at = serializers.DateTimeField(allow_null=True, help_text="set when LOG_RETENTION_DAYS deleted the log: "
+                                                                      "`lines` is then empty")
 
 
 class TriggerInput(InputSerializer):
@@ -131,6 +149,28 @@ class DeploymentCancelView(PlatformView):
         return Response(DeploymentSerializer(deployment).data, status=201)
 
 
+LOG_LINES_DEFAULT, LOG_LINES_MAX = 100, 5000
+
+
+class DeploymentLogView(PlatformView):
+    @endpoint(scope="read", response=DeploymentLogSerializer, summary="A deployment's build log",
+              description="The last `lines` lines; with `after`, the first `lines` lines after line number `after` "
+                          "(page forward from the last `seq`). Archived logs read the same as building ones.",
+              parameters=[OpenApiParameter("lines", {"type": "integer", "minimum": 1},
+                                           description=f"default {LOG_LINES_DEFAULT}, at most {LOG_LINES_MAX} "
+                                                       "(larger values are clamped)"),
+                          OpenApiParameter("after", {"type": "integer", "minimum": 0},
+                                           description="a line number: the lines after it")])
+    def get(self, request, org_id, deployment_id):
+        deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
+        count = query_int(request, "lines", default=LOG_LINES_DEFAULT, maximum=LOG_LINES_MAX)
+        after = query_int(request, "after", default=0, minimum=0) if "after" in request.query_params else None
+        lines = (log_lines(deployment.pk, tail=count) if after is None
+                 else log_lines(deployment.pk, after=after, limit=count))
+        return Response(DeploymentLogSerializer({"deployment_id": deployment.pk, "status": deployment.status,
+                                                 "lines": lines, "expired_at": deployment.log_expired_at}).data)
+
+
 def _resume_after(request) -> int:
     """The line to resume after: `Last-Event-ID` (EventSource's reconnection) or `?lastEventId=`. Anything but
     ASCII digits reads as 0 (from the start); a number past 64 bits names no line: 400."""
@@ -173,4 +213,6 @@ class DeploymentLogStreamView(PlatformView):
         response = StreamingHttpResponse(content, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
+        if deployment.log_expired_at:  # its lines were deleted (LOG_RETENTION_DAYS): the stream replays none
+            response["X-Log-Expired-At"] = deployment.log_expired_at.isoformat()
         return response

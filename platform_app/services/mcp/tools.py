@@ -132,7 +132,8 @@ def deployment_logs(call: Call, workspace: str, deployment: str, lines: int = 50
 
     d = call.deployment(workspace, deployment)
     tail = log_lines(d.pk, tail=lines)
-    return {"deployment": d.pk, "status": d.status, "lines": [line.text for line in tail]}
+    return {"deployment": d.pk, "status": d.status, "lines": [line.text for line in tail],
+            "expiredAt": d.log_expired_at.isoformat() if d.log_expired_at else None}
 
 
 def rollback(call: Call, workspace: str, project: str, deployment: str | None = None) -> dict:
