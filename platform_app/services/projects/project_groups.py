@@ -1,4 +1,6 @@
 """Project groups: named sets of projects in a workspace (slug unique per workspace)."""
+import re
+
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
@@ -19,7 +21,11 @@ def project_group_get(*, workspace, ref: str) -> ProjectGroup:
 
 @transaction.atomic
 def project_group_create(*, workspace, actor, name: str, slug: str | None = None, ip: str = "") -> ProjectGroup:
-    """A new group; 409 when the slug is taken in this workspace."""
+    """A new group; 409 when the slug is taken in this workspace. Without `slug`, the name needs an ASCII letter or
+    digit (as the schema says): `Ĉ` alone would slugify to `c`, which the schema cannot promise."""
+    if not slug and not re.search(r"[A-Za-z0-9]", name):
+        raise ValidationFailed("Without a slug, the name must contain a letter or digit (a-z, 0-9).",
+                               details={"name": ["No letter or digit a-z, 0-9: give a slug."]})
     slug = slugify(slug or name)[:64]
     if not slug:
         raise ValidationFailed("The name must contain letters or digits.", details={"name": ["No usable slug."]})

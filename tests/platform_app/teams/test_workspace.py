@@ -74,6 +74,18 @@ def test_project_groups(alice, workspace, as_user):
     assert Project.objects.get(pk=project.pk).group is None  # projects stay, ungrouped
 
 
+@pytest.mark.parametrize("body", [{"name": "\u0108\u00af"}, {"name": "---"}, {"name": "\u0416\u0443\u043a"}])
+def test_a_group_name_without_an_ascii_letter_or_digit_needs_a_slug(alice, workspace, as_user, body):
+    """As the schema says: what slugify would make of `Ĉ¯` (`c`) is not something the schema can promise."""
+    client = as_user(alice)
+    refused = client.post("/v1/orgs/acme/project-groups", body, format="json")
+    assert refused.status_code == 400 and "name" in refused.json()["details"], refused.json()
+    assert not ProjectGroup.objects.exists()
+    made = client.post("/v1/orgs/acme/project-groups", {**body, "slug": "named"}, format="json")
+    assert made.status_code == 201 and made.json()["slug"] == "named"
+    assert client.post("/v1/orgs/acme/project-groups", {"name": "Ĉafé"}, format="json").json()["slug"] == "cafe"
+
+
 def test_group_of_other_workspace_is_404(alice, workspace, as_user):
     foreign = ProjectGroupFactory()
     assert as_user(alice).delete(f"/v1/orgs/acme/project-groups/{foreign.pk}").status_code == 404
