@@ -233,9 +233,9 @@ def group_answer(params, group) -> dict:
     return _shaped(group_resource(group), params, SCHEMA_GROUP)
 
 
-def created(request, obj, answer) -> Response:
-    kind = "Users" if answer is user_answer else "Groups"
-    return Response(answer(request.query_params, obj), status=201, headers={"Location": f"{scim_base_url()}/{kind}/{obj.pk}"})
+def created(request, obj, answer, endpoint: str) -> Response:
+    return Response(answer(request.query_params, obj), status=201,
+                    headers={"Location": f"{scim_base_url()}/{endpoint}/{obj.pk}"})
 
 
 # Users and Groups ----------------------------------------------------------------------------------
@@ -249,7 +249,8 @@ class UsersView(ScimView):
                              user_answer)
 
     def post(self, request):
-        return created(request, services.scim_user_create(workspace=self.workspace, data=request.data), user_answer)
+        return created(request, services.scim_user_create(workspace=self.workspace, data=request.data), user_answer,
+                       "Users")
 
 
 class UsersSearchView(UsersView):
@@ -287,7 +288,7 @@ class GroupsView(ScimView):
 
     def post(self, request):
         return created(request, services.scim_group_create(workspace=self.workspace, data=request.data),
-                       group_answer)
+                       group_answer, "Groups")
 
 
 class GroupsSearchView(GroupsView):

@@ -21,12 +21,12 @@ from tests.conftest import at_once
 from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.deployments.test_log_stream import URL, events, log_ids
 from tests.platform_app.projects.factories import ProjectFactory
-from tests.platform_app.resources.s3_server import client as s3_client, s3_endpoint  # noqa: F401 - a fixture
+from tests.platform_app.resources.s3_server import (ARTIFACTS_BUCKET as BUCKET, artifacts_bucket,  # noqa: F401
+                                                    s3_endpoint)  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
 LOGS = "/v1/orgs/acme/deployments/{}/logs"
-BUCKET = "platform-artifacts"
 
 
 @pytest.fixture
@@ -34,23 +34,6 @@ def store(settings, tmp_path):
     settings.STORAGES = {**settings.STORAGES, "artifacts": {
         "BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": str(tmp_path / "store")}}}
     return tmp_path / "store"
-
-
-@pytest.fixture
-def bucket(s3_endpoint, settings):  # noqa: F811 - the fixture above
-    """Artifact storage in a bucket of moto's S3-compatible server (as ARTIFACTS_S3_BUCKET configures it)."""
-    import httpx
-
-    # moto's servers in one process share one store: emptied before and after, so no other test sees these objects
-    httpx.post(f"{s3_endpoint}/moto-api/reset", timeout=10).raise_for_status()
-    s3 = s3_client("s3", s3_endpoint, "test-key", "test-secret")
-    s3.create_bucket(Bucket=BUCKET)
-    settings.STORAGES = {**settings.STORAGES, "artifacts": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
-        "bucket_name": BUCKET, "endpoint_url": s3_endpoint, "access_key": "test-key",
-        "secret_key": "test-secret", "region_name": "us-east-1", "querystring_auth": True,
-        "signature_version": "s3v4", "querystring_expire": 300, "file_overwrite": True, "default_acl": None}}}
-    yield s3
-    httpx.post(f"{s3_endpoint}/moto-api/reset", timeout=10).raise_for_status()
 
 
 def finished(workspace, *, lines: int, status="ready", minutes_ago=30, slug="site", env="production"):
@@ -127,14 +110,15 @@ def test_a_finished_log_reads_the_same_from_its_archive_and_leaves_the_table(ali
                                                                                        "a late line"]
 
 
-def test_an_archive_in_s3_compatible_storage_reads_the_same(alice_client, workspace, bucket):
+def test_an_archive_in_s3_compatible_storage_reads_the_same(alice_client, workspace, artifacts_bucket):
     done = finished(workspace, lines=30, status="error")
     before = (replay(alice_client, done), replay(alice_client, done, HTTP_LAST_EVENT_ID="25"),
               read(alice_client, done, "?lines=5"), read(alice_client, done, "?after=10&lines=3"))
 
     assert deployment_logs_archive.run() == 1
-    assert [o["Key"] for o in bucket.list_objects_v2(Bucket=BUCKET)["Contents"]] == [f"logs/{done.pk}.jsonl.gz"]
-    raw = bucket.get_object(Bucket=BUCKET, Key=f"logs/{done.pk}.jsonl.gz")["Body"].read()
+    listed = artifacts_bucket.list_objects_v2(Bucket=BUCKET)["Contents"]
+    assert [o["Key"] for o in listed] == [f"logs/{done.pk}.jsonl.gz"]
+    raw = artifacts_bucket.get_object(Bucket=BUCKET, Key=f"logs/{done.pk}.jsonl.gz")["Body"].read()
     assert [row["text"] for row in archived_lines(raw)] == [f"step {n}: compiled" for n in range(1, 31)]
     assert not LogLine.objects.filter(deployment=done).exists()
     after = (replay(alice_client, done), replay(alice_client, done, HTTP_LAST_EVENT_ID="25"),

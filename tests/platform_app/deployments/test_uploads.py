@@ -6,8 +6,8 @@ import tarfile
 import pytest
 
 from platform_app.models import Deployment, LogLine, Project, SourceUpload
-from tests.platform_app.sandbox.conftest import sandbox  # noqa: F401 - s3_artifacts needs it
-from tests.platform_app.sandbox.test_nodes import s3_artifacts  # noqa: F401 - a fixture
+from tests.platform_app.resources.s3_server import (ARTIFACTS_BUCKET, artifacts_bucket,  # noqa: F401 - fixtures
+                                                    s3_endpoint)
 
 pytestmark = pytest.mark.django_db
 
@@ -146,11 +146,11 @@ def test_deleting_the_project_removes_its_uploads_and_built_archives_from_storag
 
 
 def test_uploads_kept_in_s3_compatible_storage_are_built_from_there_and_removed_with_the_project(
-        alice_client, upload_project, s3_artifacts, django_capture_on_commit_callbacks, client):
+        alice_client, upload_project, artifacts_bucket, django_capture_on_commit_callbacks, client):
     """Artifact storage in a bucket of moto's S3-compatible server: the upload is kept there once, the build reads
     it from there, and deleting the project empties the bucket of it."""
     def keys():
-        return sorted(o["Key"] for o in s3_artifacts.list_objects_v2(Bucket="artifacts").get("Contents", []))
+        return sorted(o["Key"] for o in artifacts_bucket.list_objects_v2(Bucket=ARTIFACTS_BUCKET).get("Contents", []))
 
     body = tar_gz({"site/index.html": "<h1>From the bucket</h1>"})
     source = send(alice_client, upload_project, body).json()

@@ -4,7 +4,8 @@ is on). The platform is configured with an administrator's key made on that serv
 boto3 as any client would.
 
 `s3_endpoint` (session) starts the server; `s3` (per test) empties it, makes the administrator, points the settings
-at it and turns IAM enforcement on for the test."""
+at it and turns IAM enforcement on for the test; `artifacts_bucket` (per test) puts the platform's artifact storage
+in a bucket there, as ARTIFACTS_S3_BUCKET does."""
 import json
 import os
 import socket
@@ -83,3 +84,23 @@ def s3(s3_endpoint, settings):
     settings.BUCKETS_NAME_PREFIX = ""
     with enable_iam_authentication():
         yield S3(s3_endpoint, key["AccessKeyId"], key["SecretAccessKey"])
+
+
+ARTIFACTS_BUCKET = "platform-artifacts"
+
+
+@pytest.fixture
+def artifacts_bucket(s3_endpoint, settings):
+    """Artifact storage (uploads, build sources, archives, build logs) in a bucket of the server; its boto3 client.
+    moto's servers in one process share one store: emptied before and after, so no other test sees these objects."""
+    import httpx
+
+    httpx.post(f"{s3_endpoint}/moto-api/reset", timeout=10).raise_for_status()
+    s3 = client("s3", s3_endpoint, "test-key", "test-secret")
+    s3.create_bucket(Bucket=ARTIFACTS_BUCKET)
+    settings.STORAGES = {**settings.STORAGES, "artifacts": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+        "bucket_name": ARTIFACTS_BUCKET, "endpoint_url": s3_endpoint, "access_key": "test-key",
+        "secret_key": "test-secret", "region_name": REGION, "querystring_auth": True, "signature_version": "s3v4",
+        "querystring_expire": 300, "file_overwrite": True, "default_acl": None}}}
+    yield s3
+    httpx.post(f"{s3_endpoint}/moto-api/reset", timeout=10).raise_for_status()

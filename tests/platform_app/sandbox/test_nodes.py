@@ -1,17 +1,17 @@
 """Builders and agents on machines of their own: a builder process holding no platform secret claims a build
 over the API and runs it in its sandbox while the platform keeps answering; an agent with a data folder of its
 own downloads the artifact and serves the app; artifacts kept in S3-compatible storage (moto's server)."""
-import os
 import time
 from pathlib import Path
 
-import boto3
 import httpx
 import pytest
 
 from platform_app.models import Deployment
 from platform_app.services.agents.agents import agent_invite_create
-from tests.platform_app.sandbox.conftest import deploy, free_port, log_text, secrets_of_the_platform
+from tests.platform_app.sandbox.conftest import deploy, log_text, secrets_of_the_platform
+from tests.platform_app.resources.s3_server import (ARTIFACTS_BUCKET, artifacts_bucket,  # noqa: F401 - fixtures
+                                                    s3_endpoint)
 from tests.processes import start_node, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -94,23 +94,9 @@ def test_an_agent_with_its_own_data_folder_downloads_the_artifact_and_runs_it(
 
 
 @pytest.fixture
-def s3_artifacts(sandbox):
-    """Artifact storage in a bucket of a real S3-compatible server (moto's), started here."""
-    from moto.server import ThreadedMotoServer
-
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    options = {"bucket_name": "artifacts", "endpoint_url": f"http://127.0.0.1:{port}", "access_key": "test-key",
-               "secret_key": "test-secret", "region_name": "us-east-1", "querystring_auth": True,
-               "querystring_expire": 300, "file_overwrite": True, "default_acl": None, "signature_version": "s3v4"}
-    s3 = boto3.client("s3", endpoint_url=options["endpoint_url"], aws_access_key_id="test-key",
-                      aws_secret_access_key="test-secret", region_name="us-east-1")
-    s3.create_bucket(Bucket="artifacts")
-    sandbox.STORAGES = {**sandbox.STORAGES, "artifacts": {"BACKEND": "storages.backends.s3.S3Storage",
-                                                          "OPTIONS": options}}
-    yield s3
-    server.stop()
+def s3_artifacts(sandbox, artifacts_bucket):  # noqa: F811 - the fixture imported above
+    """Artifact storage in a bucket of a real S3-compatible server (moto's), after the sandbox's settings."""
+    return artifacts_bucket
 
 
 def test_artifacts_in_s3_compatible_storage_are_served_and_run_from_there(
@@ -122,7 +108,7 @@ def test_artifacts_in_s3_compatible_storage_are_served_and_run_from_there(
     client = as_user(alice)
     site = deploy(client, make_project("s3-site", {"index.html": "<h1>from the bucket</h1>"}), _capture())
     assert site.status == "ready", site.error_message
-    keys = [o["Key"] for o in s3_artifacts.list_objects_v2(Bucket="artifacts").get("Contents", [])]
+    keys = [o["Key"] for o in s3_artifacts.list_objects_v2(Bucket=ARTIFACTS_BUCKET).get("Contents", [])]
     assert keys == [f"artifacts/{site.pk}.tar.gz"]  # the source archive is gone once built
     local = sandbox.ARTIFACT_ROOT / site.pk
     import shutil
