@@ -30,6 +30,7 @@ from platform_app.sandbox.output import CHUNK_BYTES, LineSplitter
 
 logger = logging.getLogger("platform.agent")
 ARTIFACT_MAX_BYTES, ARTIFACT_MAX_FILES = 2 * 1024 ** 3, 200_000  # the platform's own caps are lower
+SETTLE_SECONDS, SETTLE_POLL_SECONDS = 10, 0.25  # an instance this new and not yet running is reported this often
 MAX_LINE_CHARS = 5000  # of an instance's output line; the heartbeat refuses longer (agents.MAX_LOG_LINE_CHARS)
 
 
@@ -54,6 +55,7 @@ class Instance:
         self.instance_id = assignment["instanceId"]
         self.lines: collections.deque = collections.deque(maxlen=1000)
         self.restarts, self.next_start, self.healthy, self.crashed, self.error = 0, 0.0, False, False, ""
+        self.started_at = time.monotonic()
         self.health_path = assignment.get("healthCheckPath") or ""
         self.sandboxed = None
         self.run()
@@ -180,6 +182,7 @@ class Agent:
         self.builder = Builder(runner, work_root=self.data_dir / "builds")
         self.image_cache: ImageCache | None = None
         self.pulls: list[dict] = []  # what pulls did, for the deployments' logs at the next heartbeat
+        self.changed, self.in_sync = False, True  # by the last heartbeat: started or stopped some; runs all it was told
 
     @classmethod
     def join(cls, *, server: str, token: str, name: str, runner, data_dir: Path, capacity: int = 4,
@@ -224,13 +227,14 @@ class Agent:
                 logs.append({"instanceId": inst.instance_id, "lines": batch})
         return reports, logs
 
-    def step(self) -> dict:
-        """One heartbeat: report, then start and stop to match the assignments."""
+    def step(self, wait: float = 0.0) -> dict:
+        """One heartbeat: report, then start and stop to match the assignments. With `wait`, the platform holds
+        the answer up to that long while it has nothing new to ask."""
         reports, logs = self._reports()
         pulls, self.pulls = self.pulls[:100], self.pulls[100:]
         body = self.client.heartbeat({"instances": reports, "logs": logs, "volumes": self._volumes(),
-                                      **({"pulls": pulls} if pulls else {})})
-        wanted = {a["instanceId"]: a for a in body["assignments"]}
+                                      **({"pulls": pulls} if pulls else {})}, wait=wait)
+        wanted, before = {a["instanceId"]: a for a in body["assignments"]}, set(self.instances)
         for instance_id in [i for i in self.instances if i not in wanted or i in body["stop"]]:
             self.instances.pop(instance_id).stop()
         for instance_id, assignment in wanted.items():
@@ -239,7 +243,15 @@ class Agent:
                     self.start(assignment)
                 except (Refused, SandboxUnavailable, OSError, httpx.HTTPError) as exc:
                     logger.warning("agent: could not start %s: %s", instance_id, exc)
+        self.changed = set(self.instances) != before
+        self.in_sync = set(wanted) <= set(self.instances) and not body["stop"]  # a start failed: not yet
         return body
+
+    def settling(self) -> bool:
+        """An instance started in the last SETTLE_SECONDS is not running yet: its state is worth telling soon."""
+        now = time.monotonic()
+        return any(isinstance(i, Instance) and now - i.started_at < SETTLE_SECONDS and i.report()["status"] != "running"
+                   for i in self.instances.values())
 
     def _artifact(self, assignment: dict, folder: Path) -> None:
         archive = folder / "artifact.tar.gz"
@@ -337,11 +349,17 @@ class Agent:
             threading.Thread(target=self.build_loop, args=(stopping,), name=f"build-{slot}", daemon=True).start()
         try:
             while not stopping.is_set():
+                # in step with the platform, a heartbeat is a long poll: it ends early when there is something
+                # to run or stop. What was just started or stopped is told at once, a starting instance's
+                # state soon; after a start that failed, the next try waits out the interval.
                 try:
-                    self.step()
+                    self.step(wait=interval if self.in_sync and not self.settling() else 0)
                 except httpx.HTTPError as exc:
                     logger.warning("agent: heartbeat failed (%s); retrying", exc)
-                stopping.wait(interval)
+                    stopping.wait(interval)
+                    continue
+                if not self.changed:
+                    stopping.wait(SETTLE_POLL_SECONDS if self.settling() else 0 if self.in_sync else interval)
         finally:
             self.leave()
 

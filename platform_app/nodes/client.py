@@ -30,8 +30,11 @@ class PlatformClient:
         body = resp.json()
         return cls(server, body["nodeId"], body["nodeToken"])
 
-    def heartbeat(self, payload: dict) -> dict:
-        resp = self.http.post(f"/v1/agents/{self.node_id}/heartbeat", json=payload)
+    def heartbeat(self, payload: dict, wait: float = 0.0) -> dict:
+        """Report; the answer (what to run and stop) comes at once when it asks something new, else within
+        `wait` seconds."""
+        resp = self.http.post(f"/v1/agents/{self.node_id}/heartbeat", json={**payload, "wait": wait},
+                              timeout=wait + 30)
         resp.raise_for_status()
         return resp.json()
 

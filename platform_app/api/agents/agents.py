@@ -109,6 +109,8 @@ class HeartbeatInput(InputSerializer):
     pulls = serializers.ListField(child=PullReport(), default=list, max_length=100,
                                   help_text="what the node's image pulls did (layers, cached or fetched, times), "
                                             "for the deployments' logs")
+    wait = serializers.FloatField(min_value=0, max_value=25, default=0,
+                                  help_text="seconds to hold the answer while it would ask nothing new (a long poll)")
 
 
 class ClaimInput(InputSerializer):

@@ -3,12 +3,13 @@ runtime deployments (those with a start command) onto online nodes."""
 import logging
 import random
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, PositiveBigIntegerField, Value
+from django.db.models import Count, PositiveBigIntegerField, Q, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
@@ -24,6 +25,7 @@ LIVE = ("assigned", "starting", "running")
 REPORTED = ("starting", "running", "crashed")  # what a node may say of an instance
 MAX_LOG_LINES = 500  # kept of one heartbeat
 MAX_LOG_LINE_CHARS = 5000  # the agent cuts longer lines (platform_app/nodes/agent.py)
+HEARTBEAT_POLL_SECONDS = 0.25  # how often a waiting heartbeat looks for news (as a build claim does)
 
 
 def is_runtime(deployment) -> bool:
@@ -170,6 +172,18 @@ def instances_place(*, workspace) -> None:
         status="stopping", updated_at=now)
 
 
+def instances_place_soon(*, workspace_id) -> None:
+    """Place the workspace's instances once the current transaction commits: what a project serves changed (a
+    deployment ready, a rollback), so its nodes hear of it at their waiting heartbeat, not after the next one."""
+    def place():
+        node = (AgentNode.objects.select_related("workspace")
+                .filter(workspace_id=workspace_id, status=AgentNode.Status.ONLINE).first())
+        if node is not None:
+            instances_place(workspace=node.workspace)
+
+    transaction.on_commit(place)
+
+
 def _node_for(slot: Slot, nodes: list) -> AgentNode | None:
     """The least loaded node with room; for a component with a volume, its volume's node (set at the first
     placement)."""
@@ -235,12 +249,31 @@ def agent_artifact(*, node: AgentNode, deployment_id: str):
     return artifact_response(instance.deployment)
 
 
-@transaction.atomic
-def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[dict], logs: list[dict],
-                    sandbox: dict | None = None, volumes: list[dict] | None = None,
-                    pulls: list[dict] | None = None) -> dict:
+def agent_heartbeat(*, node: AgentNode, wait: float = 0.0, **reports) -> dict:
     """Apply the node's reports (checked by the API's HeartbeatInput: typed and bounded), then answer what it
-    should run (and stop). An instance told to stop is `stopped` once the node no longer reports it."""
+    should run (and stop). An instance told to stop is `stopped` once the node no longer reports it.
+
+    With `wait`, a heartbeat that would ask the node nothing new (it runs every assignment, nothing to stop) waits
+    up to that many seconds for something to ask: a long poll, so a deployment placed on the node reaches it
+    within a fraction of a second instead of at its next heartbeat."""
+    answer = _heartbeat_apply(node=node, **reports)
+    running = [r["instance_id"] for r in reports["instances"]]
+    deadline = time.monotonic() + wait
+    while (not answer["stop"] and not answer["drain"] and all(a["instance_id"] in running for a in answer["assignments"])
+           and time.monotonic() < deadline):
+        time.sleep(min(HEARTBEAT_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+        news = Instance.objects.filter(node=node).filter(
+            Q(status="stopping") | Q(status__in=LIVE) & ~Q(pk__in=running))
+        if news.exists() or not AgentNode.objects.filter(pk=node.pk, status=AgentNode.Status.ONLINE).exists():
+            answer = _answer(AgentNode.objects.get(pk=node.pk))
+            break
+    return answer
+
+
+@transaction.atomic
+def _heartbeat_apply(*, node: AgentNode, capacity: int | None, instances: list[dict], logs: list[dict],
+                     sandbox: dict | None = None, volumes: list[dict] | None = None,
+                     pulls: list[dict] | None = None) -> dict:
     node = AgentNode.objects.select_for_update().get(pk=node.pk)
     node.last_heartbeat_at = timezone.now()
     if node.status == AgentNode.Status.OFFLINE:
@@ -277,6 +310,10 @@ def agent_heartbeat(*, node: AgentNode, capacity: int | None, instances: list[di
         image_pulls_record(node=node, pulls=pulls)
     if node.status == AgentNode.Status.ONLINE and node.workspace_id:  # the platform's builders run no instance
         instances_place(workspace=node.workspace)
+    return _answer(node)
+
+
+def _answer(node: AgentNode) -> dict:
     mine = Instance.objects.filter(node=node, status__in=(*LIVE, "stopping")).select_related("deployment__project")
     return {"drain": node.status == AgentNode.Status.DRAINING,
             "assignments": [_assignment(i) for i in mine if i.status != "stopping"],

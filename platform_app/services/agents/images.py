@@ -18,7 +18,7 @@ from django.utils import timezone
 from config.errors import ValidationFailed
 from platform_app.models import AgentNode, Deployment
 from platform_app.services.billing.caps import usage_cap_enforce
-from platform_app.services.deployments.builds import _finish_error, _finish_ready
+from platform_app.services.deployments.builds import deployment_finish_error, deployment_finish_ready
 from platform_app.services.deployments.deployment_log import event_record, log_append
 from platform_app.services.deployments.deployments import environment_require
 from platform_app.services.env.crypto import decrypt, encrypt
@@ -114,7 +114,7 @@ def deployment_from_image(*, project, image_ref: str, env: str, actor=None) -> D
     deployment = _image_deployment_create(project=project, image=image, env=env, actor=actor)
     online = AgentNode.objects.filter(workspace=project.workspace, status=AgentNode.Status.ONLINE)
     if not any("image" in n.runtimes for n in online):
-        _finish_error(deployment, NO_IMAGE_NODE)
+        deployment_finish_error(deployment, NO_IMAGE_NODE)
         deployment.refresh_from_db()
         return deployment
     credentials = registry_credentials(project) if reference.registry == _registry_of(project) else {}
@@ -124,7 +124,7 @@ def deployment_from_image(*, project, image_ref: str, env: str, actor=None) -> D
         resolved = oci.resolve(reference, check=oci.platform_check(), max_bytes=settings.IMAGE_MAX_BYTES,
                                max_layers=settings.IMAGE_MAX_LAYERS, **credentials)
     except oci.RegistryError as exc:
-        _finish_error(deployment, str(exc))
+        deployment_finish_error(deployment, str(exc))
         deployment.refresh_from_db()
         return deployment
     log_append(deployment, f"{reference} is {resolved['digest']} (linux/amd64 manifest "
@@ -136,7 +136,7 @@ def deployment_from_image(*, project, image_ref: str, env: str, actor=None) -> D
                 "registry": reference.registry, "imageRepository": reference.name, "imageBytes": resolved["bytes"],
                 "imageLayers": resolved["layers"],
                 "env": env_snapshot(project=project, environment=env, branch="")}
-    _finish_ready(deployment, framework="docker", snapshot=snapshot)
+    deployment_finish_ready(deployment, framework="docker", snapshot=snapshot)
     deployment.refresh_from_db()
     return deployment
 

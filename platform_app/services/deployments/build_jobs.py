@@ -27,7 +27,7 @@ from platform_app.nodes.builder import Builder, BuildFailed, BuildLink
 from platform_app.sandbox import Limits, Network, runner_get
 from platform_app.sandbox.archive import Refused
 from platform_app.services.deployments import artifacts
-from platform_app.services.deployments.builds import _finish_error, _finish_ready
+from platform_app.services.deployments.builds import deployment_finish_error, deployment_finish_ready
 from platform_app.services.deployments.deployment_log import log_append, log_extend
 from platform_app.services.deployments.deployments import deployment_lease_lost, deployment_lease_renew
 from platform_app.services.identity.keys import sha256_hex
@@ -166,7 +166,7 @@ def build_job_finish(*, job: BuildJob, status: str, message: str, sandbox: dict)
     deployment = Deployment.objects.select_related("project").get(pk=job.pk)
     if status == "ready":
         if not deployment.artifact_sha256:
-            return _finish_error(deployment, "The builder finished without uploading the output.")
+            return deployment_finish_error(deployment, "The builder finished without uploading the output.")
         from platform_app.services.env.env import env_snapshot
 
         spec = job.spec
@@ -174,11 +174,11 @@ def build_job_finish(*, job: BuildJob, status: str, message: str, sandbox: dict)
                     "build": spec["build"], "output": spec["output"], "start": spec["start"], "sandbox": sandbox,
                     "env": env_snapshot(project=deployment.project, environment=deployment.env,
                                         branch=deployment.branch)}
-        return _finish_ready(deployment, framework=spec["framework"], snapshot=snapshot)
+        return deployment_finish_ready(deployment, framework=spec["framework"], snapshot=snapshot)
     if status == "canceled":
         return deployment.status
     _record_sandbox(deployment, sandbox)
-    return _finish_error(deployment, message or "The build failed.")
+    return deployment_finish_error(deployment, message or "The build failed.")
 
 
 def _record_sandbox(deployment, sandbox: dict) -> None:
@@ -209,7 +209,7 @@ def build_jobs_expire() -> int:
         if _done(job):
             artifacts.source_delete(job.source)
             message = f"No builder took this build within {settings.BUILD_CLAIM_TIMEOUT_SECONDS}s; is one running?"
-            ended += _finish_error(job.deployment, message) == S.ERROR
+            ended += deployment_finish_error(job.deployment, message) == S.ERROR
     return ended
 
 

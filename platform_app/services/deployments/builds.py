@@ -2,7 +2,8 @@
 framework, scan for committed secrets, archive the source, and hand a job to a builder (build_jobs.py).
 
 The install and build commands never run here: a builder runs them in its sandbox (platform_app/nodes/builder.py)
-and reports back through build_jobs, which ends the deployment with `_finish_ready` or `_finish_error`. Every
+and reports back through build_jobs, which ends the deployment with `deployment_finish_ready` or
+`deployment_finish_error` (images.py ends an image deployment with them too). Every
 line is logged, every state change an event."""
 import tempfile
 from pathlib import Path
@@ -14,6 +15,7 @@ from django.utils import timezone
 from config.errors import ApplicationError
 from platform_app.models import BuildJob, Component, Deployment, Project
 from platform_app.sandbox.files import remove_tree
+from platform_app.services.agents.agents import instances_place_soon
 from platform_app.services.deployments import artifacts
 from platform_app.services.deployments.deployment_log import event_record, log_append
 from platform_app.services.edge.hostcache import edge_hosts_invalidate
@@ -74,7 +76,7 @@ def deployment_build(*, deployment_id: str) -> BuildJob | None:
                 "framework": detection.framework, "start": start, "install": install, "build": build}
         job = _hand_over(deployment, spec, src, scratch / "source.tar.gz")
     except BuildFailed as exc:
-        _finish_error(deployment, str(exc))
+        deployment_finish_error(deployment, str(exc))
         return None
     finally:
         remove_tree(scratch)
@@ -140,7 +142,9 @@ def _scan(project, deployment, repo_dir, sha):
 
 
 @transaction.atomic
-def _finish_ready(deployment, *, framework: str, snapshot: dict) -> str:
+def deployment_finish_ready(deployment, *, framework: str, snapshot: dict) -> str:
+    """A building deployment is ready: production (or its component) serves it, and its workspace's nodes are
+    told to run it at once. A deployment canceled or ended meanwhile keeps that outcome."""
     row = Deployment.objects.select_for_update().get(pk=deployment.pk)
     if row.status != S.BUILDING:  # canceled, or ended by the reaper meanwhile: that outcome stands
         remove_tree(Path(settings.ARTIFACT_ROOT) / row.pk)
@@ -157,11 +161,13 @@ def _finish_ready(deployment, *, framework: str, snapshot: dict) -> str:
     event_record(row, "ready")
     log_append(row, "Deployment ready.", stream="system")
     workspace_id = Project.objects.filter(pk=row.project_id).values_list("workspace_id", flat=True).first()
+    instances_place_soon(workspace_id=workspace_id)
     growth_event_record(event=FIRST_DEPLOYMENT_READY, user=row.created_by_id, workspace=workspace_id)
     return S.READY
 
 
-def _finish_error(deployment, message: str) -> str:
+def deployment_finish_error(deployment, message: str) -> str:
+    """A building deployment failed with `message` (in its log and on it), unless it ended otherwise meanwhile."""
     log_append(deployment, f"Error: {message}", stream="system")
     with transaction.atomic():
         row = Deployment.objects.select_for_update().get(pk=deployment.pk)

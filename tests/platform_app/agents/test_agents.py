@@ -2,6 +2,7 @@
 import time
 
 import httpx
+from django.utils import timezone
 import pytest
 
 from platform_app.models import AgentNode, Deployment, Instance, RuntimeLogLine
@@ -117,3 +118,42 @@ def test_image_deployment_without_a_node_running_images_ends_in_error(alice_clie
     assert resp.status_code == 201
     assert resp.json()["status"] == "error" and "`image` runtime" in resp.json()["errorMessage"]
     assert Deployment.objects.get().error_message == resp.json()["errorMessage"]
+
+
+def test_a_waiting_heartbeat_answers_with_a_deployment_placed_on_its_node_while_it_waits(transactional_db, workspace,
+                                                                                        alice, api, as_user):
+    """A node's heartbeat is a long poll: a deployment that production starts serving while it waits (here a
+    rollback) is placed at once and answered to the waiting heartbeat, not to the next one."""
+    import threading
+
+    from tests.platform_app.deployments.factories import DeploymentFactory
+
+    project = ProjectFactory(workspace=workspace, name="Svc", slug="svc")
+    earlier = DeploymentFactory(project=project, env="production", status="ready", ready_at=timezone.now(),
+                                snapshot={"start": "python app.py"}, artifact_sha256="0" * 64)
+    _, token = agent_invite_create(workspace=workspace)
+    joined = api.post("/v1/agents/join", {"token": token, "name": "n1", "runtimes": ["process"], "capacity": 2},
+                      format="json").json()
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {joined['nodeToken']}"}
+    url = f"/v1/agents/{joined['nodeId']}/heartbeat"
+    assert api.post(url, {"wait": 0}, format="json", **auth).json()["assignments"] == []  # nothing is served yet
+    answers = []
+    waiting = threading.Thread(target=lambda: answers.append(api.post(url, {"wait": 20}, format="json", **auth)))
+    waiting.start()
+    time.sleep(0.5)  # the heartbeat is waiting now (it answered nothing new)
+    resp = as_user(alice).post(f"/v1/orgs/acme/projects/{project.pk}/rollback", {"deploymentId": earlier.pk},
+                               format="json")
+    assert resp.status_code == 201, resp.content
+    waiting.join(30)
+    assert answers[0].status_code == 200
+    assert [a["deploymentId"] for a in answers[0].json()["assignments"]] == [earlier.pk]
+    assert Instance.objects.get().node_id == joined["nodeId"]
+
+
+@pytest.mark.parametrize("wait", [-1, 26, "soon"])
+def test_a_heartbeats_wait_is_bounded(transactional_db, workspace, api, wait):
+    _, token = agent_invite_create(workspace=workspace)
+    joined = api.post("/v1/agents/join", {"token": token, "name": "n1", "runtimes": ["process"]}, format="json").json()
+    resp = api.post(f"/v1/agents/{joined['nodeId']}/heartbeat", {"wait": wait}, format="json",
+                    HTTP_AUTHORIZATION=f"Bearer {joined['nodeToken']}")
+    assert resp.status_code == 400 and "wait" in resp.json()["details"]

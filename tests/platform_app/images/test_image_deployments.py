@@ -9,7 +9,7 @@ import pytest
 from platform_app.models import Deployment, Project
 from platform_app.services.agents.agents import agent_invite_create
 from tests.platform_app.agents.factories import AgentNodeFactory
-from tests.platform_app.images.conftest import busybox_layer, layer, oci_layout
+from tests.platform_app.images.registry import busybox_layer, layer, oci_layout
 from tests.platform_app.sandbox.conftest import log_text, sandbox  # noqa: F401 - the fixture
 
 SERVE = {"Cmd": ["/bin/sh", "-c", "mkdir -p /tmp/www && cp /www/* /tmp/www/ && env > /tmp/www/env.txt && "

@@ -10,7 +10,7 @@ from platform_app.nodes import oci
 from platform_app.nodes.images import ImageCache, ImageError
 from platform_app.sandbox import ImageRoot, Limits, Network
 from platform_app.sandbox.runners import BubblewrapRunner
-from tests.platform_app.images.conftest import HTTPD, busybox_layer, layer, oci_layout
+from tests.platform_app.images.registry import HTTPD, busybox_layer, layer, oci_layout
 
 LOOPBACK = oci.node_check(networks=["127.0.0.0/8"], allow_http=True)
 BIG = 10 ** 9

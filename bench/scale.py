@@ -1,7 +1,7 @@
 """The deployment platform at scale, through the production server, next to the baselines (bench/harness.py).
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/platform .venv/bin/python bench/platform.py
-    .venv/bin/python bench/platform.py --scale 0.1 --once --duration 5      # a tenth of the set, quicker
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/platform .venv/bin/python bench/scale.py
+    .venv/bin/python bench/scale.py --scale 0.1 --once --duration 5      # a tenth of the set, quicker
 
 Builds the scale set in a scratch PostgreSQL database with `INSERT ... SELECT generate_series` (each table's rows
 are copies of one row the services made, so every column holds what the platform writes): 10,000 workspaces,
@@ -19,8 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[0] = str(ROOT)  # not bench/: this file's name would hide the standard library's `platform`
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import Bench, bench_arguments, lua_requests  # noqa: E402
 
@@ -217,7 +216,7 @@ def main() -> None:
     args = parser.parse_args()
     with Bench("platform", args) as bench:
         if not bench.scratch_db:
-            raise SystemExit("bench/platform.py needs PostgreSQL: set DATABASE_URL")
+            raise SystemExit("bench/scale.py needs PostgreSQL: set DATABASE_URL")
         made = build_scale_set(args.scale)
         from django.test import Client
 
