@@ -166,6 +166,46 @@ class FailedInstance:
         pass
 
 
+class PendingImage:
+    """An image instance whose image is being pulled, in a thread (one pull at a time), so that the node's
+    heartbeats go on: `starting` until the pull ends, then started by the agent, or `crashed` with the reason."""
+
+    def __init__(self, agent, assignment: dict):
+        self.agent, self.assignment, self.instance_id = agent, assignment, assignment["instanceId"]
+        self.lines: collections.deque = collections.deque(maxlen=10)
+        self.report_of_pull = {"instanceId": self.instance_id, "lines": [], "error": ""}  # for the deployment's log
+        self.pulled, self.error, self.done, self.canceled = None, "", False, False
+        threading.Thread(target=self._pull, name=f"pull-{self.instance_id[-8:]}", daemon=True).start()
+
+    def _pull(self) -> None:
+        try:
+            with self.agent.pull_lock:
+                if not self.canceled:
+                    self.pulled = self.agent.image_pull(self.assignment, self.report_of_pull)
+        except (ImageError, oci.RegistryError) as exc:
+            self.error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a broken pull must not leave the instance starting forever
+            logger.exception("agent: the pull for %s failed unexpectedly", self.instance_id)
+            self.error = f"The pull failed unexpectedly ({exc.__class__.__name__})."
+        finally:
+            self.done = True
+            if self.canceled and self.pulled is not None:
+                self.agent.image_released(self.pulled.digest)
+            self.agent.wake.set()
+
+    def check(self) -> None:
+        pass
+
+    def report(self) -> dict:
+        return {"instanceId": self.instance_id, "port": None, "pid": None, "status": "starting", "error": "",
+                "restarts": 0}
+
+    def stop(self) -> None:
+        self.canceled = True
+        if self.done and self.pulled is not None:
+            self.agent.image_released(self.pulled.digest)
+
+
 class Agent:
     """One node: instances (capability `process`) and builds (capability `build`)."""
 
@@ -183,6 +223,7 @@ class Agent:
         self.image_cache: ImageCache | None = None
         self.pulls: list[dict] = []  # what pulls did, for the deployments' logs at the next heartbeat
         self.changed, self.in_sync = False, True  # by the last heartbeat: started or stopped some; runs all it was told
+        self.pull_lock, self.wake = threading.Lock(), threading.Event()  # one pull at a time; a pull ended
 
     @classmethod
     def join(cls, *, server: str, token: str, name: str, runner, data_dir: Path, capacity: int = 4,
@@ -230,6 +271,7 @@ class Agent:
     def step(self, wait: float = 0.0) -> dict:
         """One heartbeat: report, then start and stop to match the assignments. With `wait`, the platform holds
         the answer up to that long while it has nothing new to ask."""
+        pulled = self._pulls_finished()
         reports, logs = self._reports()
         pulls, self.pulls = self.pulls[:100], self.pulls[100:]
         body = self.client.heartbeat({"instances": reports, "logs": logs, "volumes": self._volumes(),
@@ -243,9 +285,13 @@ class Agent:
                     self.start(assignment)
                 except (Refused, SandboxUnavailable, OSError, httpx.HTTPError) as exc:
                     logger.warning("agent: could not start %s: %s", instance_id, exc)
-        self.changed = set(self.instances) != before
+        self.changed = pulled or set(self.instances) != before
         self.in_sync = set(wanted) <= set(self.instances) and not body["stop"]  # a start failed: not yet
         return body
+
+    def _waiting(self) -> bool:
+        """On a pull, or on a start that failed: nothing the platform can tell the node sooner."""
+        return not self.in_sync or any(isinstance(i, PendingImage) for i in self.instances.values())
 
     def settling(self) -> bool:
         """An instance started in the last SETTLE_SECONDS is not running yet: its state is worth telling soon."""
@@ -262,17 +308,15 @@ class Agent:
         finally:
             archive.unlink(missing_ok=True)
 
-    def _image(self, assignment: dict):
-        """The assignment's image pulled (or found in the cache) and ready to run; what the pull did goes to
-        the deployment's log."""
+    def image_pull(self, assignment: dict, report: dict):
+        """The assignment's image pulled (or found in the cache) and ready to run, held in the cache as in use;
+        what the pull did goes to `report` (for the deployment's log). In a PendingImage's thread."""
         spec = assignment["image"]
         if self.image_cache is None:
             self.image_cache = ImageCache(self.data_dir / "images", max_bytes=spec["cacheMaxBytes"])
         self.image_cache.max_bytes = spec["cacheMaxBytes"]
         check = oci.node_check(networks=spec.get("networks") or (), dns_servers=spec.get("dns") or (),
                                allow_http=bool(spec.get("allowHttp")))
-        report = {"instanceId": assignment["instanceId"], "lines": [], "error": ""}
-        self.pulls.append(report)
         try:
             pulled = self.image_cache.pull(spec, check=check, max_bytes=spec["maxBytes"], max_layers=spec["maxLayers"],
                                            lines=report["lines"])
@@ -284,25 +328,46 @@ class Agent:
         self.image_cache.in_use.add(pulled.digest)
         return pulled
 
+    def _pulls_finished(self) -> bool:
+        """Start the instances whose image is now pulled (or fail them with the reason); their pulls' lines go
+        to the deployments' logs with this heartbeat. True when there were some."""
+        finished = False
+        for instance_id, pending in list(self.instances.items()):
+            if not isinstance(pending, PendingImage) or not pending.done:
+                continue
+            del self.instances[instance_id]
+            self.pulls.append(pending.report_of_pull)
+            finished = True
+            if pending.error:
+                self.instances[instance_id] = FailedInstance(pending.assignment, pending.error)
+                continue
+            try:
+                self._launch(pending.assignment, pending.pulled)
+            except (Refused, SandboxUnavailable, OSError) as exc:
+                logger.warning("agent: could not start %s: %s", instance_id, exc)
+        return finished
+
     def image_released(self, digest: str) -> None:
         if self.image_cache is not None and not any(
                 getattr(i, "pulled", None) is not None and i.pulled.digest == digest for i in self.instances.values()):
             self.image_cache.in_use.discard(digest)
 
-    def start(self, assignment: dict) -> Instance:
+    def start(self, assignment: dict):
+        """Start an assigned instance: an image's once it is pulled (PendingImage), an artifact's now."""
+        if assignment.get("image"):
+            self.instances[assignment["instanceId"]] = PendingImage(self, assignment)
+            return self.instances[assignment["instanceId"]]
+        return self._launch(assignment)
+
+    def _launch(self, assignment: dict, pulled=None) -> Instance:
+        """Run the instance in its sandbox: an image's root (`pulled`), or the deployment's artifact."""
         folder = self.data_dir / "instances" / assignment["instanceId"]
         remove_tree(folder)
         folder.mkdir(parents=True)
         folder.chmod(0o711)
-        listener, pulled = None, None
+        listener = None
         try:
-            if assignment.get("image"):
-                try:
-                    pulled = self._image(assignment)
-                except (ImageError, oci.RegistryError) as exc:
-                    remove_tree(folder)
-                    self.instances[assignment["instanceId"]] = FailedInstance(assignment, str(exc))
-                    return self.instances[assignment["instanceId"]]
+            if pulled is not None:
                 (folder / "app").mkdir()
             else:
                 self._artifact(assignment, folder)
@@ -343,23 +408,35 @@ class Agent:
 
     def run_forever(self, interval: float = 2.0) -> None:
         stopping = threading.Event()
-        signal.signal(signal.SIGTERM, lambda *_: stopping.set())
-        signal.signal(signal.SIGINT, lambda *_: stopping.set())
+
+        def stop(*_):
+            stopping.set()
+            self.wake.set()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
         for slot in range(self.build_slots):
             threading.Thread(target=self.build_loop, args=(stopping,), name=f"build-{slot}", daemon=True).start()
         try:
             while not stopping.is_set():
                 # in step with the platform, a heartbeat is a long poll: it ends early when there is something
-                # to run or stop. What was just started or stopped is told at once, a starting instance's
-                # state soon; after a start that failed, the next try waits out the interval.
+                # to run or stop. What was just started or stopped is told at once, a starting instance's state
+                # soon; while an image is pulled, or after a start that failed, the next heartbeat comes after
+                # the interval, or as soon as a pull ends.
+                long_poll, started = not (self.settling() or self._waiting()), time.monotonic()
                 try:
-                    self.step(wait=interval if self.in_sync and not self.settling() else 0)
+                    self.step(wait=interval if long_poll else 0)
                 except httpx.HTTPError as exc:
                     logger.warning("agent: heartbeat failed (%s); retrying", exc)
                     stopping.wait(interval)
                     continue
-                if not self.changed:
-                    stopping.wait(SETTLE_POLL_SECONDS if self.settling() else 0 if self.in_sync else interval)
+                if self.changed:
+                    continue
+                if self.settling():
+                    self.wake.wait(SETTLE_POLL_SECONDS)
+                elif self._waiting() or (long_poll and time.monotonic() - started < interval / 2):
+                    self.wake.wait(interval)  # (the second: the platform did not hold the answer; never spin)
+                self.wake.clear()
         finally:
             self.leave()
 

@@ -216,7 +216,7 @@ class ImageCache:
         entries = self.entries()
         total = sum(e[1] for e in entries)
         removed = []
-        protected = set(keep) | {d.partition(":")[2] for d in self.in_use} | {k.partition(":")[2] for k in keep}
+        protected = set(keep) | {d.partition(":")[2] for d in self.in_use.copy()}  # copy: the agent changes it meanwhile | {k.partition(":")[2] for k in keep}
         for used, size, path, key in sorted(entries):
             if total <= self.max_bytes:
                 break

@@ -259,12 +259,13 @@ def agent_heartbeat(*, node: AgentNode, wait: float = 0.0, **reports) -> dict:
     answer = _heartbeat_apply(node=node, **reports)
     running = [r["instance_id"] for r in reports["instances"]]
     deadline = time.monotonic() + wait
-    while (not answer["stop"] and not answer["drain"] and all(a["instance_id"] in running for a in answer["assignments"])
+    status = AgentNode.Status.DRAINING if answer["drain"] else AgentNode.Status.ONLINE
+    while (not answer["stop"] and all(a["instance_id"] in running for a in answer["assignments"])
            and time.monotonic() < deadline):
         time.sleep(min(HEARTBEAT_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
         news = Instance.objects.filter(node=node).filter(
             Q(status="stopping") | Q(status__in=LIVE) & ~Q(pk__in=running))
-        if news.exists() or not AgentNode.objects.filter(pk=node.pk, status=AgentNode.Status.ONLINE).exists():
+        if news.exists() or not AgentNode.objects.filter(pk=node.pk, status=status).exists():
             answer = _answer(AgentNode.objects.get(pk=node.pk))
             break
     return answer

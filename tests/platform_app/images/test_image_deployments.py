@@ -251,3 +251,63 @@ def test_the_dashboards_new_project_flow_creates_an_image_project_and_deploys_it
                                                        "i-name": "Bad"})
     assert bad.status_code == 400 and "Not an image reference" in bad.content.decode()
     assert not Project.objects.filter(name="Bad").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stalled_pull_holds_back_no_heartbeat_and_the_instance_starts_once_it_ends(
+        live_server, sandbox, alice, as_user, workspace, registry, tmp_path):
+    """The node pulls in a thread of its own: while a layer's download stalls (a gate in front of the registry),
+    heartbeats go on and report the instance `starting`; once the layer comes, the instance runs and is served."""
+    import re
+    import threading
+
+    from pytest_httpserver import HTTPServer
+    from werkzeug import Response
+
+    gate, layers_asked = threading.Event(), []
+    front = HTTPServer(host="127.0.0.1", threaded=True)
+
+    def forward(request):
+        if "/blobs/" in request.path and request.path.rsplit("/", 1)[1] in layer_digests:
+            layers_asked.append(request.path)
+            gate.wait(60)
+        upstream = httpx.get(f"http://{registry.host}{request.full_path.rstrip('?')}",
+                             headers={k: v for k, v in request.headers.items() if k.lower() in ("accept",)})
+        return Response(upstream.content, status=upstream.status_code,
+                        headers={k: v for k, v in upstream.headers.items()
+                                 if k.lower() in ("content-type", "docker-content-digest")})
+
+    front.expect_request(re.compile(r"^/v2/.*")).respond_with_handler(forward)
+    front.start()
+    client = as_user(alice)
+    agent = None
+    try:
+        ref = _image(tmp_path, registry, b"after the wait\n", name="slow/app").replace(
+            registry.host, f"127.0.0.1:{front.port}")
+        project = _project(client, ref, slug="slow")
+        agent = _join(live_server, workspace, tmp_path / "node-a")
+        deployment = _deploy(client, project["id"])
+        manifest = httpx.get(f"http://{registry.host}/v2/slow/app/manifests/{deployment['snapshot']['imageDigest']}",
+                             headers={"Accept": "application/vnd.oci.image.manifest.v1+json"}).json()
+        layer_digests = {entry["digest"] for entry in manifest["layers"]}
+        instances = f"/v1/orgs/acme/deployments/{deployment['id']}/instances"
+        for _ in range(3):  # each heartbeat comes back while the layer waits at the gate
+            stepped = threading.Thread(target=agent.step)
+            stepped.start()
+            stepped.join(20)
+            assert not stepped.is_alive(), "a heartbeat waited for the pull"
+            time.sleep(0.3)
+        assert layers_asked  # the pull is under way, stalled
+        assert [i["status"] for i in client.get(instances).json()["items"]] == ["starting"]
+
+        gate.set()
+        page = _served(agent, live_server, "slow.localhost", want="after the wait")
+        assert page.status_code == 200 and page.text == "after the wait\n"
+        assert [i["status"] for i in client.get(instances).json()["items"]] == ["running"]
+        assert "fetched in" in log_text(Deployment.objects.get(pk=deployment["id"]))
+    finally:
+        gate.set()
+        if agent is not None:
+            agent.leave()
+        front.clear()
+        front.stop()
