@@ -61,8 +61,11 @@ class DeliveryAdmin(admin.ModelAdmin):
     readonly_fields = ("created_at",)
 
 
+MAX_ADJUSTMENT = 10 ** 15  # minor units at once: far above any real top-up, far below bigint's range
+
+
 class BalanceForm(forms.ModelForm):
-    adjust_by = forms.IntegerField(initial=0, help_text="Added to the balance as it is when you save (negative: "
+    adjust_by = forms.IntegerField(initial=0, min_value=-MAX_ADJUSTMENT, max_value=MAX_ADJUSTMENT, help_text="Added to the balance as it is when you save (negative: "
                                                        "taken away); sends holding prices meanwhile are kept.")
 
     class Meta:

@@ -174,3 +174,7 @@ def test_staff_adjust_a_balance_by_an_amount_and_keep_the_holds_taken_meanwhile(
     assert refused.status_code == 200 and b"cannot go below zero" in refused.content
     assert balance() == 148
     assert client.post(url, {"adjust_by": "-148"}).status_code == 302 and balance() == 0
+    # past a 32-bit integer the change is whole (PostgreSQL would wrap a 4-byte parameter); past the bound, refused
+    assert client.post(url, {"adjust_by": "3000000000"}).status_code == 302 and balance() == 3_000_000_000
+    too_much = client.post(url, {"adjust_by": str(10 ** 16)})
+    assert too_much.status_code == 200 and b"adjust_by" in too_much.content and balance() == 3_000_000_000

@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from config.errors import NotFound, Unauthenticated, ValidationFailed
+from config.expressions import big
 from config.outbound import OutboundRefused, outbound_host_check
 from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
 from platform_app.services.identity.keys import sha256_hex
@@ -287,9 +288,9 @@ def _heartbeat_apply(*, node: AgentNode, capacity: int | None, instances: list[d
     for report in instances:
         peak = report["memory_peak_bytes"]
         if peak:  # the highest reported
-            big = PositiveBigIntegerField()
-            peak = {"memory_peak_bytes": Greatest(Coalesce("memory_peak_bytes", Value(0), output_field=big),
-                                                  Value(peak), output_field=big)}
+            bigint = PositiveBigIntegerField()
+            peak = {"memory_peak_bytes": Greatest(Coalesce("memory_peak_bytes", Value(0), output_field=bigint),
+                                                  big(peak), output_field=bigint)}
         Instance.objects.filter(pk=report["instance_id"], node=node).exclude(
             status__in=("stopped", "stopping")).update(status=report["status"], port=report["port"], pid=report["pid"],
                                                        restarts=report["restarts"], error=report["error"][:500],

@@ -162,6 +162,7 @@ def test_heartbeats_store_the_highest_memory_peak(api, workspace, project):
     assert beat(memoryPeakBytes=20_000_000) == 50_000_000  # a restarted sandbox reports less: the peak stays
     assert beat(memoryPeakBytes=80_000_000) == 80_000_000
     assert beat(400, memoryPeakBytes="lots") == 80_000_000 and beat(400, memoryPeakBytes=-1) == 80_000_000
+    assert beat(memoryPeakBytes=6 * 2 ** 30) == 6 * 2 ** 30  # past a 32-bit integer: kept whole, not wrapped
 
 
 def test_the_agent_reports_its_sandboxes_memory_peak():

@@ -204,10 +204,11 @@ def test_heartbeat_counts_bytes_and_notices_a_stop(project):
     TunnelConnection.objects.all().delete()  # pruned during a database outage, still current: it comes back
     assert tunnels.tunnel_connection_beat(connection=connection, bytes_in=1, bytes_out=1)
     assert TunnelConnection.objects.filter(pk=connection.pk).exists()
+    assert tunnels.tunnel_connection_beat(connection=connection, bytes_in=3 * 2 ** 30, bytes_out=5 * 2 ** 30)
     tunnels.tunnel_stop(project=project)
     assert not tunnels.tunnel_connection_beat(connection=connection, bytes_in=100, bytes_out=100)
     tunnel.refresh_from_db()
-    assert (tunnel.bytes_in, tunnel.bytes_out) == (6, 8)
+    assert (tunnel.bytes_in, tunnel.bytes_out) == (6 + 3 * 2 ** 30, 8 + 5 * 2 ** 30)  # past 32 bits: not wrapped
 
 
 # The dashboard -------------------------------------------------------------------------------------------------
