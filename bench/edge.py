@@ -6,6 +6,10 @@ A project `site` with a ready production deployment (a 6 KiB index.html, written
 is served by the edge at `site.localhost`; `/bench/page` (config/bench_views.py) returns the same file's bytes
 from memory. Then the same page with three firewall rules that do not match, and with analytics on (the script
 injected). The goal is edge ≥ 0.8× the plain view, each figure measured in pairs with it (bench/harness.py).
+Then `--hosts` projects (1,000) serving the same artifact, each request to another of their hosts, first alone, then
+while a deployment of some other project becomes ready every `--churn-ms` (100) through the service that ends a
+build (`deployment_finish_ready`): the edge's host cache is invalidated per project, so the churn must not cost the
+1,000 hosts their cached answers (goal: ≥ 0.8× the plain view under churn too).
 Last, Caddy (from the OS packages, when installed) serving the same artifact folder straight from disk with the
 routes the platform pushes for a static custom domain (`platform_app/services/domains/caddy.py`), against the same
 plain view.
@@ -17,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -70,9 +75,66 @@ def caddy_direct(bench, deployment) -> None:
         caddy.wait(timeout=10)
 
 
+MANY_HOSTS_LUA = """
+local i = 0
+request = function()
+  i = (i + 1) %% %(hosts)d
+  wrk.headers["Host"] = "h" .. i .. ".localhost"
+  return wrk.format(nil, "/")
+end
+"""
+
+
+def many_hosts(bench, workspace, *, hosts: int, churn_ms: int) -> None:
+    """`hosts` projects on the same artifact, each request to the next host; then the same while a deployment of
+    another project becomes ready every `churn_ms`."""
+    from django.db import close_old_connections
+
+    from platform_app.models import Deployment, Project
+    from platform_app.services.deployments.builds import deployment_finish_ready
+
+    projects = Project.objects.bulk_create(
+        [Project(workspace=workspace, name=f"h{n}", slug=f"h{n}") for n in range(hosts)])
+    ready = Deployment.objects.bulk_create([Deployment(project=project, env="production", branch="main",
+                                                       status="ready", artifact_path="bench-site")
+                                            for project in projects])
+    for project, deployment in zip(projects, ready):
+        project.production_deployment = deployment
+    Project.objects.bulk_update(projects, ["production_deployment"])
+    script = MANY_HOSTS_LUA % {"hosts": hosts}
+    bench.paired(f"edge, {hosts} hosts in turn", script=script, baseline=PLAIN_PAGE)
+
+    churning = Project.objects.create(workspace=workspace, name="churn", slug="churn")
+    stop, made = threading.Event(), []
+
+    def churn():
+        try:
+            while not stop.wait(churn_ms / 1000):
+                deployment = Deployment.objects.create(project=churning, env="production", branch="main",
+                                                       status="building")
+                deployment_finish_ready(deployment, framework="static", snapshot={})
+                made.append(deployment.pk)
+        finally:
+            close_old_connections()
+
+    churner = threading.Thread(target=churn, daemon=True)
+    started = time.monotonic()
+    churner.start()
+    try:
+        bench.paired(f"edge, {hosts} hosts, a deployment ready every {churn_ms} ms", script=script,
+                     baseline=PLAIN_PAGE)
+    finally:
+        stop.set()
+        churner.join(30)
+    print(f"  {len(made)} deployments became ready in {time.monotonic() - started:.0f} s "
+          f"({len(made) / (time.monotonic() - started):.1f}/s)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     bench_arguments(parser)
+    parser.add_argument("--hosts", type=int, default=1000, help="projects served in turn (0: skip that part)")
+    parser.add_argument("--churn-ms", type=int, default=100, help="a deployment ready this often meanwhile")
     args = parser.parse_args()
     with Bench("edge", args) as bench:
         from django.conf import settings
@@ -105,6 +167,8 @@ def main() -> None:
         analytics_set(project=project, enabled=True)
         # the server's processes see the change within EDGE_LOCAL_CHECK_SECONDS; the warm-up covers it
         bench.paired("edge, 3 firewall rules + analytics on", script=HOST_LUA, baseline=PLAIN_PAGE)
+        if args.hosts:
+            many_hosts(bench, workspace, hosts=args.hosts, churn_ms=args.churn_ms)
         caddy_direct(bench, deployment)
 
 

@@ -389,6 +389,8 @@ class Bench:
                      f"{ratio:5.2f}x req/s{paired}, {figures.p95_ms / max(base.p95_ms, 0.001):5.2f}x p95")
         if figures.non_2xx or figures.socket_errors:
             text += f"  !! {figures.non_2xx} non-2xx, {figures.socket_errors} socket errors"
+            if figures.non_2xx > figures.requests / 100:  # a figure of refusals says nothing of the work measured
+                text += " -- NOT A VALID FIGURE: more than 1 % of the answers were errors"
         if figures.cpu_ms:
             cpu = dict(figures.cpu_ms)
             machine, idle = cpu.pop("machine"), cpu.pop("idle")

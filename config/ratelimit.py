@@ -2,7 +2,7 @@
 API and form throttles).
 
 Counting is atomic on every store, so parallel requests never pass a limit: `RATELIMIT_STORE=cache` is one
-pipelined INCR + EXPIRE NX per window on Redis (the default when REDIS_URL is set); `database` is one
+script of INCR + EXPIRE NX per window on Redis (the default when REDIS_URL is set); `database` is one
 `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` on the `config.counters` table for all of an event's windows
 (the default without Redis: SQLite and PostgreSQL both lock the row). Ended windows' rows are swept hourly
 (`counters_prune`). "cache" on another backend (the file cache reads, then writes) is for tests only; production
@@ -128,9 +128,34 @@ def hits(key: str, window: int, *, fail_closed: bool = False) -> int:
         return 0
 
 
+# KEYS: the windows' counters, then (when there are more keys than ARGV) the key to peek at; ARGV: each counter's
+# time to live. One command instead of a pipeline of INCR, EXPIRE NX per window and EXISTS: a third of the client's
+# work for a send's counters, and atomic as a whole.
+COUNT_SCRIPT = """
+local replies = {}
+for i, key in ipairs(KEYS) do
+  if i <= #ARGV then
+    replies[i] = redis.call('INCR', key)
+    redis.call('EXPIRE', key, ARGV[i], 'NX')
+  else
+    replies[i] = redis.call('EXISTS', key)
+  end
+end
+return replies
+"""
+_count_scripts: dict = {}  # id(client) -> its registered script (EVALSHA, loaded again after a SCRIPT FLUSH)
+
+
+def _count_script(client):
+    script = _count_scripts.get(id(client))
+    if script is None or script.registered_client is not client:
+        script = _count_scripts[id(client)] = client.register_script(COUNT_SCRIPT)
+    return script
+
+
 def _incr_many(windows: list[tuple[str, int]], peek: str = "") -> list[int]:
-    """Count one event in each (cache key, seconds left) window. On Redis: INCR and EXPIRE NX per window, all in
-    one pipelined round trip; in the database one upsert; elsewhere (tests) add + incr per window. With `peek`,
+    """Count one event in each (cache key, seconds left) window. On Redis: one script (INCR and EXPIRE NX per
+    window) in one round trip; in the database one upsert; elsewhere (tests) add + incr per window. With `peek`,
     the last item is whether that cache key holds a value, read in the same round trip on Redis."""
     backend = caches["default"]
     if _in_database():
@@ -139,15 +164,12 @@ def _incr_many(windows: list[tuple[str, int]], peek: str = "") -> list[int]:
             counts.append(cache.get(peek) is not None)
         return counts
     if isinstance(backend, RedisCache):
-        names = [backend.make_and_validate_key(k) for k, _ in windows]
-        pipe = cache_client(backend).pipeline(transaction=False)
-        for name, (_, remaining) in zip(names, windows):
-            pipe.incr(name)
-            pipe.expire(name, remaining + 1, nx=True)
+        keys = [backend.make_and_validate_key(k) for k, _ in windows]
+        ttls = [remaining + 1 for _, remaining in windows]
         if peek:
-            pipe.exists(backend.make_and_validate_key(peek))
-        replies = pipe.execute()
-        return [int(count) for count in replies[:2 * len(windows):2]] + ([bool(replies[-1])] if peek else [])
+            keys.append(backend.make_and_validate_key(peek))
+        replies = _count_script(cache_client(backend))(keys=keys, args=ttls)
+        return [int(count) for count in replies[:len(windows)]] + ([bool(replies[-1])] if peek else [])
     counts = []
     for k, remaining in windows:
         cache.add(k, 0, timeout=remaining + 1)

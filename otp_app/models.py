@@ -143,14 +143,19 @@ class Balance(models.Model):
 
 
 class Charge(models.Model):
-    """One accepted live delivery, charged once (unique per delivery)."""
+    """One accepted live delivery, charged once (unique per delivery). A row is written for every live send, so it
+    has one index besides its keys: the month's consumption of a workspace (and a workspace's deletion) reads it."""
 
-    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_charges")
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_charges",
+                                  db_index=False)
     delivery = models.OneToOneField(Delivery, on_delete=models.CASCADE, related_name="charge")
     channel = models.CharField(max_length=16)
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "created_at"], name="otp_charge_workspace_month")]
 
 
 class SandboxMessage(models.Model):

@@ -51,10 +51,16 @@ def email_normalize(recipient: str) -> str:
     try:
         validate_email(recipient)
         local, _, domain = recipient.rpartition("@")
-        domain = idna.encode(domain, uts46=True).decode("ascii").lower()
+        domain = domain.lower() if _plain_ascii(domain) else idna.encode(domain, uts46=True).decode("ascii").lower()
     except (DjangoValidationError, idna.IDNAError, UnicodeError):
         raise ValidationFailed("recipient is not a valid email address.", code="invalid_recipient")
     return f"{local.lower()}@{domain}"
+
+
+def _plain_ascii(domain: str) -> bool:
+    """A domain IDNA would only lower-case (ASCII letters, digits and hyphens, no `xn--` or other `??--` label to
+    check): most addresses, spared the idna library's label checks."""
+    return domain.isascii() and all(label[2:4] != "--" for label in domain.split("."))
 
 
 def _policy(workspace) -> WorkspacePolicy | None:

@@ -25,6 +25,7 @@ INDEXES = {
     "otp_app_delivery": {"otp_app_delivery_pkey", "otp_delivery_pending", "otp_delivery_record",
                          "otp_delivery_provider_id"},
     "otp_app_sandboxmessage": {"otp_app_sandboxmessage_pkey", "otp_sandbox_key_outbox", "otp_sandbox_record"},
+    "otp_app_charge": {"otp_app_charge_pkey", "otp_app_charge_delivery_id_key", "otp_charge_workspace_month"},
 }
 
 
@@ -60,7 +61,11 @@ def _plans(run) -> list[str]:
 
 
 def test_the_queries_of_codes_and_their_lists_are_served_by_indexes(workspace):
+    from otp_app.services.balance import balance_for, balance_report
+
     key = ApiKeyFactory(workspace=workspace, mode="test")
+    live = ApiKeyFactory(workspace=workspace, mode="live")
+    balance_for(workspace)  # the row exists: the report reads it
     record = OtpRecordFactory(api_key=key, status="failed", created_at=timezone.now() - timedelta(hours=1))
     Delivery.objects.create(record=record, send_number=1, channel="sms", provider_message_id="SM1")
     shapes = {
@@ -68,6 +73,7 @@ def test_the_queries_of_codes_and_their_lists_are_served_by_indexes(workspace):
                                                                        channel="sms"),
         "a workspace's records and their deliveries": lambda: list(console.records_log(workspace=workspace)[:50]),
         "a key's sandbox outbox": lambda: list(console.sandbox_messages_of(api_key=key)),
+        "a live key's month of charges": lambda: balance_report(api_key=live),
         "the expiry sweep": records.otp_expire_due,
         "the idempotency-key sweep": records.idempotency_keys_purge,
         "a provider's status callback": lambda: delivery.delivery_status_update(provider_message_id="SM1",
@@ -82,4 +88,4 @@ def test_the_queries_of_codes_and_their_lists_are_served_by_indexes(workspace):
     lists = [_plans(lambda: list(console.records_log(workspace=workspace)[:50]))[0],
              _plans(lambda: list(console.sandbox_messages_of(api_key=key)))[0]]
     assert not [plan for plan in lists if "Sort" in plan], lists
-    assert OtpRecord.objects.filter(api_key=key).count() == 2
+    assert OtpRecord.objects.filter(api_key=key).count() == 2  # (the charges' plan is the month's, per workspace)
