@@ -108,8 +108,9 @@ def many_hosts(bench, workspace, *, hosts: int, churn_ms: int) -> None:
     stop, made = threading.Event(), []
 
     def churn():
+        due = time.monotonic()
         try:
-            while not stop.wait(churn_ms / 1000):
+            while not stop.wait(max(0.0, (due := due + churn_ms / 1000) - time.monotonic())):  # on a schedule
                 deployment = Deployment.objects.create(project=churning, env="production", branch="main",
                                                        status="building")
                 deployment_finish_ready(deployment, framework="static", snapshot={})

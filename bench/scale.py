@@ -10,8 +10,9 @@ customer's deployments and a 2,000-line log for one of them. The big customer is
 the projects and 200,000 of the deployments. Then, with wrk and an API token of the big customer's owner: the
 project list, the deployment list (the first page, and a page 5,000 rows deep through the cursor), one
 deployment, its events, the replay of the 2,000-line log; the dashboard's project list and deployment page with a
-signed-in session; each query's rows read against rows returned (EXPLAIN ANALYZE); and a run of each beat task
-over the whole set: seconds and statements. Figures and design: docs/performance.md.
+signed-in session; each query's rows read against rows returned (EXPLAIN ANALYZE); a run of each beat task
+over the whole set: seconds and statements; and the placement a node's heartbeat runs for the big customer.
+Figures and design: docs/performance.md.
 """
 import argparse
 import json
@@ -199,6 +200,29 @@ def beat_runs() -> None:
               f"result {result!r}"[:200], flush=True)
 
 
+def placement_run(big) -> None:
+    """What a node's heartbeat places for the big customer: 20 of its projects run on nodes (a start command), the
+    rest of its 200,000 deployments are static."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from platform_app.models import AgentNode, Deployment, Project
+    from platform_app.services.agents.agents import instances_place
+
+    runtime = list(Deployment.objects.filter(project__workspace=big).order_by("-created_at")[:20])
+    Deployment.objects.filter(pk__in=[d.pk for d in runtime]).update(snapshot={"start": "python app.py"})
+    for deployment in runtime:
+        Project.objects.filter(pk=deployment.project_id).update(production_deployment=deployment)
+    AgentNode.objects.create(workspace=big, name="bench-node", token_hash="0" * 64, runtimes=["process"],
+                             capacity=100, status=AgentNode.Status.ONLINE)
+    for label in ("first (places 20 instances)", "again (nothing to change)"):
+        started = time.perf_counter()
+        with CaptureQueriesContext(connection) as queries:
+            instances_place(workspace=big)
+        print(f"  placement for the big customer, {label}: {(time.perf_counter() - started) * 1000:.0f} ms, "
+              f"{len(queries)} statements", flush=True)
+
+
 def log_table() -> str:
     from django.db import connection
 
@@ -250,6 +274,7 @@ def main() -> None:
         print("beat tasks over the whole set:")
         beat_runs()
         print(f"  build log table after one archive run: {log_table()}")
+        placement_run(made["big"])
         print("web workers after the load: " + ", ".join(bench.worker_memory()))
 
 

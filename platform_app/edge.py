@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
+from django.db.models import Exists, OuterRef
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect
 from django.utils.encoding import escape_uri_path, iri_to_uri
 
 from config.client_ip import client_ip
 from config.kept_answers import keep
-from platform_app.models import Component, Deployment, Project
+from platform_app.models import AnalyticsSettings, Component, Deployment, FirewallRule, Project
 from platform_app.services.agents.agents import is_runtime
 from platform_app.services.deployments.artifacts import artifact_local
 from platform_app.services.automation import edge_metrics  # per-project counters for alerts and metering
@@ -52,8 +53,21 @@ def _site(host: str) -> Site:
         return Site(deployment)
     if isinstance(deployment, TunnelHost):  # the project's firewall applies; no analytics script
         return Site(deployment, firewall.rules_compiled(project_id=deployment.project_id))
-    return Site(deployment, firewall.rules_compiled(project_id=deployment.project_id),
-                analytics.analytics_enabled(project_id=deployment.project_id))
+    # a project found by its slug says, from the same query, whether it has rules and analytics (`_switched`)
+    project = deployment.project
+    rules_on, analytics_on = getattr(project, "rules_on", True), getattr(project, "analytics_on", None)
+    return Site(deployment, firewall.rules_compiled(project_id=deployment.project_id) if rules_on else (),
+                analytics.analytics_enabled(project_id=deployment.project_id) if analytics_on is None else analytics_on)
+
+
+def _switched(projects):
+    """Projects with what the edge asks of each beside its deployment, as subqueries of the one query that finds
+    it: whether a web component serves it, and whether it has enabled firewall rules and analytics."""
+    of_it = {"project": OuterRef("pk")}
+    return projects.annotate(
+        web_on=Exists(Component.objects.filter(**of_it, kind=Component.Kind.WEB, deployment__isnull=False)),
+        rules_on=Exists(FirewallRule.objects.filter(**of_it, enabled=True)),
+        analytics_on=Exists(AnalyticsSettings.objects.filter(**of_it, enabled=True)))
 
 
 def site_for(host: str) -> Site:
@@ -93,12 +107,19 @@ def _resolve(host: str):
         component = (Component.objects.filter(project__slug=slug, name=name, deployment__isnull=False)
                      .select_related("deployment__project").first())
         return _serving(component) if component is not None else False
-    project = Project.objects.filter(slug=label).select_related("production_deployment__project").first()
-    if project is not None:
-        web = (Component.objects.filter(project=project, kind=Component.Kind.WEB, deployment__isnull=False)
-               .select_related("deployment__project").order_by("created_at").first())
-        return _serving(web) if web is not None else project.production_deployment or False
-    return False
+    project = _switched(Project.objects.filter(slug=label)).select_related("production_deployment").first()
+    if project is None:
+        return False
+    web = project.web_on and (Component.objects.filter(project=project, kind=Component.Kind.WEB,
+                                                       deployment__isnull=False)
+                              .select_related("deployment__project").order_by("created_at").first())
+    if web:
+        return _serving(web)
+    deployment = project.production_deployment
+    if deployment is None:
+        return False
+    deployment.project = project  # with its switches
+    return deployment
 
 
 def _serving(component):

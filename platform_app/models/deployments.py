@@ -5,6 +5,9 @@ from django.utils import timezone
 
 from config.ids import PrefixedIdField
 
+# A deployment nodes run (a start command or an image) rather than files the edge serves (agents.is_runtime).
+RUNS_ON_NODES = models.Q(snapshot__has_key="start") | models.Q(snapshot__has_key="imageDigest")
+
 __all__ = ("SourceUpload", "Deployment", "DeploymentEvent", "LogLine", "DeployHook", "WebhookDelivery", "DoctorReport", "AgentInvite",
            "AgentNode", "Instance", "RuntimeLogLine", "BuildJob")
 
@@ -89,6 +92,10 @@ class Deployment(models.Model):
                          condition=models.Q(log_archive="", log_expired_at__isnull=True)),
             models.Index(fields=["finished_at"], name="deployment_log_unexpired",
                          condition=models.Q(log_expired_at__isnull=True)),
+            # placement, at every node's heartbeat (services/agents/agents.py `_wanted`): the ready deployments
+            # nodes run, not every static one a workspace ever built
+            models.Index(fields=["project", "-ready_at"], name="deployment_runtime_ready",
+                         condition=models.Q(status="ready", component__isnull=True) & RUNS_ON_NODES),
         ]
         constraints = [models.UniqueConstraint(fields=["project", "idempotency_key"],
                                                name="deployment_unique_idempotency_key")]

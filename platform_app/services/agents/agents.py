@@ -17,6 +17,7 @@ from config.errors import NotFound, Unauthenticated, ValidationFailed
 from config.expressions import big
 from config.outbound import OutboundRefused, outbound_host_check
 from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
+from platform_app.models.deployments import RUNS_ON_NODES
 from platform_app.services.identity.keys import sha256_hex
 from platform_app.services.resources.components import plan_instances
 
@@ -102,7 +103,7 @@ def _wanted(workspace) -> list[Slot]:
     """Each project's production deployment and the newest ready deployment of every other (environment,
     branch), one instance each, when they have a start command; and each web or worker component's deployment,
     as many instances as the component asks."""
-    ready = (Deployment.objects.filter(project__workspace=workspace, status=Deployment.Status.READY,
+    ready = (Deployment.objects.filter(RUNS_ON_NODES, project__workspace=workspace, status=Deployment.Status.READY,
                                        component__isnull=True).select_related("project").order_by("-ready_at"))
     production = set(Project.objects.filter(workspace=workspace).values_list("production_deployment_id", flat=True))
     wanted, seen = [], set()

@@ -55,6 +55,7 @@ def _project_of(instance) -> str | None:
 
 
 def _on_save(sender, instance=None, update_fields=None, **kwargs):
+    """A deployment's save: only a change of what its hosts serve (a build saves its row often)."""
     if update_fields is None or SITE_FIELDS & set(update_fields):
         edge_hosts_invalidate(project_id=_project_of(instance))
 
@@ -63,10 +64,12 @@ def _on_project_row(sender, instance=None, **kwargs):
     edge_hosts_invalidate(project_id=_project_of(instance))
 
 
-for _label in ("platform_app.Project", "platform_app.Deployment"):
-    post_save.connect(_on_save, sender=_label, dispatch_uid=f"edge-hosts-save-{_label}")
-    post_delete.connect(_on_project_row, sender=_label, dispatch_uid=f"edge-hosts-delete-{_label}")
-for _label in ("platform_app.FirewallRule", "platform_app.AnalyticsSettings", "platform_app.Component"):
+post_save.connect(_on_save, sender="platform_app.Deployment", dispatch_uid="edge-hosts-save-platform_app.Deployment")
+post_delete.connect(_on_project_row, sender="platform_app.Deployment",
+                    dispatch_uid="edge-hosts-delete-platform_app.Deployment")
+# a project's every save: the cached site holds the project row (its name on the preview page, its switches)
+for _label in ("platform_app.Project", "platform_app.FirewallRule", "platform_app.AnalyticsSettings",
+               "platform_app.Component"):
     post_save.connect(_on_project_row, sender=_label, dispatch_uid=f"edge-hosts-save-{_label}")
     post_delete.connect(_on_project_row, sender=_label, dispatch_uid=f"edge-hosts-delete-{_label}")
 post_save.connect(edge_hosts_invalidate, sender="platform_app.Domain", dispatch_uid="edge-hosts-save-domain")

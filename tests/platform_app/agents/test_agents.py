@@ -157,3 +157,33 @@ def test_a_heartbeats_wait_is_bounded(transactional_db, workspace, api, wait):
     resp = api.post(f"/v1/agents/{joined['nodeId']}/heartbeat", {"wait": wait}, format="json",
                     HTTP_AUTHORIZATION=f"Bearer {joined['nodeToken']}")
     assert resp.status_code == 400 and "wait" in resp.json()["details"]
+
+
+def test_placement_reads_the_deployments_nodes_run_through_their_own_index(db, workspace):
+    """Placement runs at every node's heartbeat: it reads the ready deployments that run on nodes (a start command
+    or an image), through a partial index, never every static deployment the workspace ever built."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from platform_app.services.agents.agents import instances_place
+    from tests.platform_app.agents.factories import AgentNodeFactory
+    from tests.platform_app.deployments.factories import DeploymentFactory
+
+    project = ProjectFactory(workspace=workspace, name="Svc", slug="svc")
+    for _ in range(3):
+        DeploymentFactory(project=project, env="production", status="ready", ready_at=timezone.now(), snapshot={})
+    runs = DeploymentFactory(project=project, env="production", status="ready", ready_at=timezone.now(),
+                             snapshot={"start": "python app.py"}, artifact_sha256="0" * 64)
+    project.production_deployment = runs
+    project.save(update_fields=["production_deployment"])
+    AgentNodeFactory(workspace=workspace, runtimes=["process"], status="online", capacity=2)
+    with CaptureQueriesContext(connection) as queries:
+        instances_place(workspace=workspace)
+    assert [i.deployment_id for i in Instance.objects.all()] == [runs.pk]
+    ready = [q["sql"] for q in queries if 'FROM "platform_app_deployment"' in q["sql"] and "snapshot" in q["sql"]]
+    assert len(ready) == 1, [q["sql"] for q in queries]
+    if connection.vendor == "postgresql":  # the plan, with sequential scans priced out (a few rows here)
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute(f"EXPLAIN {ready[0]}")
+            assert "deployment_runtime_ready" in "\n".join(row[0] for row in cursor.fetchall())

@@ -21,6 +21,24 @@ def test_a_known_host_is_served_without_queries(site, edge):
     assert len(queries) == 0, [q["sql"] for q in queries]
 
 
+def test_a_project_host_is_found_by_one_query_and_its_switches_come_with_it(site, edge, settings):
+    """A miss (a host not seen yet, or dropped) is one query: the project, its production deployment, and whether a
+    web component, firewall rules or analytics need more. With rules and analytics on, their own reads follow."""
+    from platform_app.services.edge.analytics import analytics_set
+    from platform_app.services.edge.firewall import firewall_rule_create
+
+    hosts.clear()
+    with CaptureQueriesContext(connection) as queries:
+        assert edge("/").status_code == 200
+    assert len([q for q in queries if q["sql"].startswith("SELECT")]) == 1, [q["sql"] for q in queries]
+    firewall_rule_create(project=site, name="bots", action="deny",
+                         conditions=[{"field": "user_agent", "op": "contains", "value": "evilbot"}])
+    analytics_set(project=site, enabled=True)
+    assert edge("/", HTTP_USER_AGENT="EvilBot/1.0").status_code == 403  # the rule is read once the switch says so
+    page = edge("/")
+    assert page.status_code == 200 and b"analytics" in page.content.lower()  # the script is injected
+
+
 def test_rollback_through_the_api_moves_the_host_at_once(alice_client, site, edge, settings):
     old = settings.ARTIFACT_ROOT / "site-0"
     old.mkdir(parents=True)
