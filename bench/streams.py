@@ -114,6 +114,18 @@ def cpu_seconds(pids) -> dict[str, float]:
     return found
 
 
+def resident_kib(pids) -> int:
+    """The web workers' resident memory together, in KiB."""
+    total = 0
+    for pid in pids:
+        try:
+            total += next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                          if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            pass
+    return total
+
+
 def server_cost(bench, channel: str) -> str:
     """Threads of each worker, Redis subscribers of the channel, database connections."""
     workers = worker_pids(bench)
@@ -163,10 +175,14 @@ async def measure(bench, args, deployment, token):
     opened = [asyncio.Event() for _ in streams]
     sem = asyncio.Semaphore(100)  # connects in flight at once
     start = time.perf_counter()
+    memory_before = resident_kib(worker_pids(bench))
     tasks = [asyncio.create_task(s.run(host, port, path, o, sem)) for s, o in zip(streams, opened)]
-    await asyncio.wait_for(asyncio.gather(*(o.wait() for o in opened)), 60)
+    await asyncio.wait_for(asyncio.gather(*(o.wait() for o in opened)), 120)
     bad = sum(1 for s in streams if s.status != 200)
     print(f"{args.streams} streams open in {time.perf_counter() - start:.1f} s ({bad} not 200)", flush=True)
+    memory_open = resident_kib(worker_pids(bench))
+    print(f"web workers' memory: {memory_before / 1024:.0f} MiB before, {memory_open / 1024:.0f} MiB with the streams "
+          f"open: {(memory_open - memory_before) / max(args.streams, 1):.1f} KiB per open stream", flush=True)
 
     sent: dict[int, float] = {}
     stop, health = asyncio.Event(), []

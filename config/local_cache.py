@@ -49,6 +49,7 @@ class LocalCache:
         self._tagged: dict = {}  # tag -> keys of the entries carrying it
         self._tag_drops = 0  # bumped by every drop of tags: likewise for a value computed meanwhile
         self._tag_log_seen = None  # the number of the last tag set read from the shared log
+        self._tag_log_missing = None  # (number, since when) of a set found missing: written late, or lost
         self._lock = threading.Lock()
         _ALL.add(self)
 
@@ -85,23 +86,41 @@ class LocalCache:
             self._tags_catch_up(logged)
 
     TAG_LOG_KEPT = 256  # tag sets a process may be behind and still catch up; the log keeps each an hour
+    TAG_LOG_WAIT_SECONDS = 2.0  # how long a numbered set may be missing (not written yet) before all is dropped
 
     def _tags_catch_up(self, logged: int) -> None:
-        seen, self._tag_log_seen = self._tag_log_seen, logged
-        if seen is None:
-            return  # the first look, before anything was kept: the log's position is all it needs
-        if not 0 < logged - seen <= self.TAG_LOG_KEPT:
-            self.clear()  # too far behind, or the log restarted
-            return
-        numbers = [f"{self.tag_log_key}:{n}" for n in range(seen + 1, logged + 1)]
+        seen = self._tag_log_seen
+        if seen is None or not 0 < logged - seen <= self.TAG_LOG_KEPT:
+            self._tag_log_seen = logged
+            if seen is not None:
+                self.clear()  # too far behind, or the log restarted
+            return  # (the first look, before anything was kept: the log's position is all it needs)
         try:
-            found = cache.get_many(numbers)
+            found = cache.get_many([f"{self.tag_log_key}:{n}" for n in range(seen + 1, logged + 1)])
         except Exception:  # noqa: BLE001
-            found = {}
-        if len(found) < len(numbers):
-            self.clear()
-            return
-        self._drop_tags({tag for tags in found.values() for tag in tags})
+            found = None
+        applied, tags = seen, set()
+        for n in range(seen + 1, logged + 1):
+            if found is None or f"{self.tag_log_key}:{n}" not in found:
+                break
+            tags.update(found[f"{self.tag_log_key}:{n}"])
+            applied = n
+        self._drop_tags(tags)
+        if applied < logged:
+            # A writer numbers its set, then writes it: a set missing now may be written in a moment (on a busy
+            # platform, most checks would otherwise drop everything). Still missing after TAG_LOG_WAIT_SECONDS,
+            # it is lost (its writer died, or it expired): everything goes.
+            now = time.monotonic()
+            number, since = self._tag_log_missing or (None, now)
+            if number != applied + 1:
+                number, since = applied + 1, now
+            if now - since >= self.TAG_LOG_WAIT_SECONDS:
+                self.clear()
+                applied, number = logged, None
+            self._tag_log_missing = (number, since) if number is not None else None
+        else:
+            self._tag_log_missing = None
+        self._tag_log_seen = applied
 
     def get(self, key):
         now = time.monotonic()
@@ -188,6 +207,7 @@ class LocalCache:
         self._next_check = 0.0
         self._version = None
         self._tag_log_seen = None
+        self._tag_log_missing = None
 
     def invalidate(self) -> None:
         """Drop every entry here now, and in every other process at its next version check."""

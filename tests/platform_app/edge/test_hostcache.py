@@ -141,3 +141,26 @@ def test_other_processes_drop_only_the_projects_hosts(site, settings):
     assert other.get("b.localhost") == "another project's answer" and other.get("platform") == "the platform itself"
     edge_hosts_invalidate()  # a domain change: everything
     assert other.get("b.localhost") is MISSING and other.get("platform") is MISSING
+
+
+def test_a_tag_set_numbered_but_not_yet_written_drops_nothing_else_until_it_comes(settings):
+    """A writer numbers its tag set (INCR), then writes it: another process checking in between waits for it
+    instead of dropping every host, drops its tags once it is there, and drops everything only when it is still
+    missing at the next check (a writer that died between the two)."""
+    from django.core.cache import cache
+
+    settings.EDGE_LOCAL_CHECK_SECONDS = 0
+    other = LocalCache(hosts.name, ttl=60, check_setting="EDGE_LOCAL_CHECK_SECONDS")  # another web process
+    cache.add(hosts.tag_log_key, 0, None)
+    other.get("warm")
+    other.set("a.localhost", "a's answer", tag="prj_a")
+    other.set("b.localhost", "b's answer", tag="prj_b")
+    number = cache.incr(hosts.tag_log_key)  # numbered, not written yet
+    assert other.get("b.localhost") == "b's answer" and other.get("a.localhost") == "a's answer"
+    cache.set(f"{hosts.tag_log_key}:{number}", ["prj_a"], 3600)  # written a moment later
+    assert other.get("a.localhost") is MISSING and other.get("b.localhost") == "b's answer"
+
+    cache.incr(hosts.tag_log_key)  # numbered, and never written
+    assert other.get("b.localhost") == "b's answer"  # the first check waits
+    other.TAG_LOG_WAIT_SECONDS = 0  # (2 s: the wait is over)
+    assert other.get("b.localhost") is MISSING  # and gives up on it: everything goes
