@@ -11,6 +11,7 @@ entries with those tags, here at once and elsewhere at the next check (a numbere
 cache; a process that fell too far behind, or finds a number gone, clears everything). Untagged entries stay, and
 so do the generation and `clears`: what was derived from them (kept answers) stays current.
 """
+import random
 import secrets
 import threading
 import time
@@ -147,7 +148,9 @@ class LocalCache:
             return
         with self._lock:
             self._pop(key)
-            self._entries[key] = (time.monotonic() + self.ttl, value, size, tag)
+            # each entry lives between half its lifetime and all of it: entries made together (a busy minute,
+            # a process's first requests) do not all expire together and come back as one wave of misses
+            self._entries[key] = (time.monotonic() + self.ttl * (0.5 + random.random() / 2), value, size, tag)
             self._bytes += size
             if tag is not None:
                 self._tagged.setdefault(tag, set()).add(key)

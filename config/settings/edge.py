@@ -5,7 +5,8 @@ from .core import env  # noqa: F401
 # a process reads the shared version key that invalidations bump, and the bytes of pages kept per process.
 # The lifetime is a backstop (a change while the shared cache is unreachable): changes invalidate per project. A
 # short one made a platform of many hosts miss on most requests (bench/edge.py --hosts: 0.10x of a plain view at 5 s).
-EDGE_HOSTS_TTL_SECONDS = env.float("EDGE_HOSTS_TTL_SECONDS", default=60.0)
+# An entry lives between half of it and all of it (config/local_cache.py), so expiries do not come in waves.
+EDGE_HOSTS_TTL_SECONDS = env.float("EDGE_HOSTS_TTL_SECONDS", default=120.0)
 EDGE_LOCAL_CHECK_SECONDS = env.float("EDGE_LOCAL_CHECK_SECONDS", default=1.0)
 EDGE_PAGE_CACHE_BYTES = env.int("EDGE_PAGE_CACHE_BYTES", default=32 * 1024 * 1024)
 
