@@ -54,7 +54,7 @@ def _site(host: str) -> Site:
     if isinstance(deployment, TunnelHost):  # the project's firewall applies; no analytics script
         return Site(deployment, firewall.rules_compiled(project_id=deployment.project_id))
     # a project found by its slug says, from the same query, whether it has rules and analytics (`_switched`)
-    project = deployment.project
+    project = getattr(deployment, "project", None)  # (a DomainRedirect has only its project_id)
     rules_on, analytics_on = getattr(project, "rules_on", True), getattr(project, "analytics_on", None)
     return Site(deployment, firewall.rules_compiled(project_id=deployment.project_id) if rules_on else (),
                 analytics.analytics_enabled(project_id=deployment.project_id) if analytics_on is None else analytics_on)

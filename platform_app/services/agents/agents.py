@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, PositiveBigIntegerField, Q, Value
 from django.db.models.functions import Coalesce, Greatest
+from django.db.models.signals import post_save
 from django.utils import timezone
 
 from config.errors import NotFound, Unauthenticated, ValidationFailed
@@ -184,6 +185,23 @@ def instances_place_soon(*, workspace_id) -> None:
             instances_place(workspace=node.workspace)
 
     transaction.on_commit(place)
+
+
+def _placement_due(sender, instance=None, update_fields=None, **kwargs):
+    """A deployment saved ready (a build or an image ended), or a project's production moved (a rollback): the
+    deployment services say so by saving, and this listens, so they need not know about nodes."""
+    if sender is Deployment and instance.status == Deployment.Status.READY and (
+            update_fields is None or "status" in update_fields):
+        workspace_id = Project.objects.filter(pk=instance.project_id).values_list("workspace_id", flat=True).first()
+    elif sender is Project and update_fields and "production_deployment" in update_fields:
+        workspace_id = instance.workspace_id
+    else:
+        return
+    instances_place_soon(workspace_id=workspace_id)
+
+
+post_save.connect(_placement_due, sender=Deployment, dispatch_uid="agents-placement-deployment")
+post_save.connect(_placement_due, sender=Project, dispatch_uid="agents-placement-project")
 
 
 def _node_for(slot: Slot, nodes: list) -> AgentNode | None:

@@ -15,7 +15,6 @@ from django.utils import timezone
 from config.errors import ApplicationError
 from platform_app.models import BuildJob, Component, Deployment, Project
 from platform_app.sandbox.files import remove_tree
-from platform_app.services.agents.agents import instances_place_soon
 from platform_app.services.deployments import artifacts
 from platform_app.services.deployments.deployment_log import event_record, log_append
 from platform_app.services.edge.hostcache import edge_hosts_invalidate
@@ -143,8 +142,8 @@ def _scan(project, deployment, repo_dir, sha):
 
 @transaction.atomic
 def deployment_finish_ready(deployment, *, framework: str, snapshot: dict) -> str:
-    """A building deployment is ready: production (or its component) serves it, and its workspace's nodes are
-    told to run it at once. A deployment canceled or ended meanwhile keeps that outcome."""
+    """A building deployment is ready: production (or its component) serves it (and its workspace's nodes hear
+    of it at once: agents.py listens). A deployment canceled or ended meanwhile keeps that outcome."""
     row = Deployment.objects.select_for_update().get(pk=deployment.pk)
     if row.status != S.BUILDING:  # canceled, or ended by the reaper meanwhile: that outcome stands
         remove_tree(Path(settings.ARTIFACT_ROOT) / row.pk)
@@ -161,7 +160,6 @@ def deployment_finish_ready(deployment, *, framework: str, snapshot: dict) -> st
     event_record(row, "ready")
     log_append(row, "Deployment ready.", stream="system")
     workspace_id = Project.objects.filter(pk=row.project_id).values_list("workspace_id", flat=True).first()
-    instances_place_soon(workspace_id=workspace_id)
     growth_event_record(event=FIRST_DEPLOYMENT_READY, user=row.created_by_id, workspace=workspace_id)
     return S.READY
 

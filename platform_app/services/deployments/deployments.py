@@ -13,7 +13,6 @@ from django.utils import timezone
 from config.errors import Conflict, NotFound, ValidationFailed
 from config.jobs import enqueue, publish
 from platform_app.models import Deployment
-from platform_app.services.agents.agents import instances_place_soon
 from platform_app.services.billing.caps import usage_cap_enforce
 from platform_app.services.teams.audit import audit_record
 from platform_app.services.edge.hostcache import edge_hosts_invalidate
@@ -266,7 +265,6 @@ def deployment_rollback(*, project, deployment_id: str | None, actor=None, ip: s
     project.production_deployment = target
     project.save(update_fields=["production_deployment"])
     edge_hosts_invalidate(project_id=project.pk)  # every web process serves the new deployment within a second
-    instances_place_soon(workspace_id=project.workspace_id)
     event_record(target, "promoted", f"rolled back production from {previous or 'nothing'}")
     audit_record(workspace=project.workspace, actor=actor, action="deployment.rolled_back", target=target,
                  data={"from": previous, "to": target.pk, "commit": target.commit_sha}, ip=ip)
