@@ -149,7 +149,8 @@ def instances_place(*, workspace) -> None:
     # the node rows are locked first, so two heartbeats cannot place the same deployment twice
     nodes = [n for n in AgentNode.objects.select_for_update().filter(workspace=workspace, status=AgentNode.Status.ONLINE)
              if "process" in n.runtimes or "image" in n.runtimes]
-    live = list(Instance.objects.filter(node__workspace=workspace, status__in=(*LIVE, "crashed")))
+    live = list(Instance.objects.filter(node__workspace=workspace, status__in=(*LIVE, "crashed"))
+                .select_related("node"))  # each one's node status is read below
     loads = dict(Instance.objects.filter(node__in=nodes, status__in=LIVE).values_list("node").annotate(n=Count("id")))
     for node in nodes:
         node.load = loads.get(node.pk, 0)

@@ -176,10 +176,19 @@ def test_placement_reads_the_deployments_nodes_run_through_their_own_index(db, w
                              snapshot={"start": "python app.py"}, artifact_sha256="0" * 64)
     project.production_deployment = runs
     project.save(update_fields=["production_deployment"])
-    AgentNodeFactory(workspace=workspace, runtimes=["process"], status="online", capacity=2)
+    AgentNodeFactory(workspace=workspace, runtimes=["process"], status="online", capacity=10)
     with CaptureQueriesContext(connection) as queries:
         instances_place(workspace=workspace)
     assert [i.deployment_id for i in Instance.objects.all()] == [runs.pk]
+    for n in range(3):  # more running instances cost the next placement no query each
+        other = ProjectFactory(workspace=workspace, name=f"Svc{n}", slug=f"svc{n}")
+        other.production_deployment = DeploymentFactory(project=other, env="production", status="ready",
+                                                        ready_at=timezone.now(), snapshot={"start": "x"})
+        other.save(update_fields=["production_deployment"])
+    instances_place(workspace=workspace)
+    with CaptureQueriesContext(connection) as again:
+        instances_place(workspace=workspace)
+    assert Instance.objects.count() == 4 and len(again) <= len(queries) - 1, [q["sql"] for q in again]
     ready = [q["sql"] for q in queries if 'FROM "platform_app_deployment"' in q["sql"] and "snapshot" in q["sql"]]
     assert len(ready) == 1, [q["sql"] for q in queries]
     if connection.vendor == "postgresql":  # the plan, with sequential scans priced out (a few rows here)
