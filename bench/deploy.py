@@ -84,11 +84,20 @@ def _node(bench: Bench, label: str, args: list[str], env: dict, *, workspace=Non
 
 def _images(bench: Bench, client, count: int) -> None:
     """Trigger → served of `count` images, first from the registry, then from the node's cache."""
-    from tests.platform_app.images.registry import busybox_layer, oci_layout, registry_start
+    from tests.platform_app.images.registry import registry_start
 
     (bench.data_dir / "registry").mkdir()
     registry = registry_start(bench.data_dir / "registry")
-    bench.procs.append(("registry", registry.process, bench.data_dir / "registry" / "registry.log"))
+    try:
+        _images_through(bench, client, count, registry)
+    finally:  # not in bench.procs: the harness stops process groups, and the registry has none of its own
+        registry.process.kill()
+        registry.process.wait()
+
+
+def _images_through(bench: Bench, client, count: int, registry) -> None:
+    from tests.platform_app.images.registry import busybox_layer, oci_layout
+
     node = _node(bench, "images", ["--capacity", str(count + 4)], {"SANDBOX_RUNNER": "bubblewrap"},
                  workspace=bench.workspace)
     serve = {"Cmd": ["/bin/sh", "-c", "exec busybox httpd -f -p $PORT -h /www"], "Env": ["PATH=/bin"]}
