@@ -125,9 +125,13 @@ class Instance:
         except OSError:
             return False
 
-    def report(self) -> dict:
+    @property
+    def status(self) -> str:
         running = self.sandboxed.poll() is None  # an exited one is `starting` again after its backoff
-        status = "crashed" if self.crashed else "running" if running and self.healthy else "starting"
+        return "crashed" if self.crashed else "running" if running and self.healthy else "starting"
+
+    def report(self) -> dict:
+        status = self.status
         report = {"instanceId": self.instance_id, "port": self.port, "pid": self.sandboxed.pid, "status": status,
                   "error": self.error if status != "running" else "", "restarts": self.restarts}
         try:
@@ -296,7 +300,7 @@ class Agent:
     def settling(self) -> bool:
         """An instance started in the last SETTLE_SECONDS is not running yet: its state is worth telling soon."""
         now = time.monotonic()
-        return any(isinstance(i, Instance) and now - i.started_at < SETTLE_SECONDS and i.report()["status"] != "running"
+        return any(isinstance(i, Instance) and now - i.started_at < SETTLE_SECONDS and i.status != "running"
                    for i in self.instances.values())
 
     def _artifact(self, assignment: dict, folder: Path) -> None:

@@ -176,12 +176,12 @@ def instances_place(*, workspace) -> None:
         status="stopping", updated_at=now)
 
 
-def instances_place_soon(*, workspace_id) -> None:
-    """Place the workspace's instances once the current transaction commits: what a project serves changed (a
-    deployment ready, a rollback), so its nodes hear of it at their waiting heartbeat, not after the next one."""
+def instances_place_soon(*, project_id: str) -> None:
+    """Place the instances of the project's workspace once the current transaction commits (one query when it has
+    no online node): what the project serves changed, so its nodes hear of it at their waiting heartbeat."""
     def place():
         node = (AgentNode.objects.select_related("workspace")
-                .filter(workspace_id=workspace_id, status=AgentNode.Status.ONLINE).first())
+                .filter(workspace__projects=project_id, status=AgentNode.Status.ONLINE).first())
         if node is not None:
             instances_place(workspace=node.workspace)
 
@@ -193,12 +193,9 @@ def _placement_due(sender, instance=None, update_fields=None, **kwargs):
     deployment services say so by saving, and this listens, so they need not know about nodes."""
     if sender is Deployment and instance.status == Deployment.Status.READY and (
             update_fields is None or "status" in update_fields):
-        workspace_id = Project.objects.filter(pk=instance.project_id).values_list("workspace_id", flat=True).first()
+        instances_place_soon(project_id=instance.project_id)
     elif sender is Project and update_fields and "production_deployment" in update_fields:
-        workspace_id = instance.workspace_id
-    else:
-        return
-    instances_place_soon(workspace_id=workspace_id)
+        instances_place_soon(project_id=instance.pk)
 
 
 post_save.connect(_placement_due, sender=Deployment, dispatch_uid="agents-placement-deployment")

@@ -47,7 +47,7 @@ def edge_hosts_invalidate(*_args, project_id: str | None = None, **_kwargs) -> N
     transaction.on_commit(forget)
 
 
-SITE_FIELDS = {"slug", "production_deployment", "status", "artifact_path", "snapshot", "env", "project"}
+SITE_FIELDS = {"status", "artifact_path", "snapshot", "env", "project"}  # a deployment's, that its hosts serve
 
 
 def _project_of(instance) -> str | None:
