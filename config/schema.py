@@ -52,6 +52,9 @@ class PlatformSchemaView(SpectacularAPIView):
                                           "The listed scope is the one the operation requires."},
             "cookieAuth": {"type": "apiKey", "in": "cookie", "name": "sessionid",
                            "description": "The dashboard session (writes need the CSRF token)."},
+            "streamToken": {"type": "apiKey", "in": "query", "name": "token",
+                            "description": "A stream token from `POST /v1/auth/ws-token`, for log streams only "
+                                           "(EventSource cannot send headers)."},
         }},
         "POSTPROCESSING_HOOKS": [
             "drf_spectacular.hooks.postprocess_schema_enums",

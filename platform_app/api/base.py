@@ -64,13 +64,14 @@ PAGE_PARAMETERS = [OpenApiParameter("limit", {"type": "integer", "minimum": 1},
 
 
 def endpoint(*, scope: str | None = None, status: int = 200, request=None, response=None, public: bool = False,
-             summary: str | None = None, errors=(), also: dict | None = None, **schema_kwargs):
+             summary: str | None = None, errors=(), also: dict | None = None, also_auth=(), **schema_kwargs):
     """Declare a handler's required scope and its documented success response.
 
     A list response (`Serializer(many=True)`) is published as the list envelope, with `limit` and
     `cursor` when the handler pages with `cursor_page`. The usual errors (401, 403, 404...) are
     derived by config.openapi; `errors` names the others this handler can answer (e.g. 429), and `also`
-    further successes (`{200: Serializer}` for an idempotent replay).
+    further successes (`{200: Serializer}` for an idempotent replay), `also_auth` security schemes beside the
+    bearer and cookie ones (`{"streamToken": []}`).
     """
 
     def wrap(handler):
@@ -88,7 +89,7 @@ def endpoint(*, scope: str | None = None, status: int = 200, request=None, respo
         desc = schema_kwargs.pop("description", "") or ""
         if scope:
             desc = (f"Required scope: `{scope}`.\n\n" + desc).strip()
-        auth = [] if public else [{"bearerAuth": [scope] if scope else []}, {"cookieAuth": []}]
+        auth = [] if public else [{"bearerAuth": [scope] if scope else []}, {"cookieAuth": []}, *also_auth]
         extensions = {"x-required-scope": scope} if scope else None
         return extend_schema(request=request, responses=responses, summary=summary, description=desc, auth=auth,
                              extensions=extensions, parameters=parameters or None, **schema_kwargs)(handler)

@@ -11,7 +11,8 @@ from rest_framework.response import Response
 from config.errors import ValidationFailed
 from config.inputs import InputSerializer, ascii_int, query_int, validated
 from platform_app.api.base import PlatformView, cursor_page, endpoint, idempotency_key
-from platform_app.authentication import StreamTokenAuthentication, request_credential
+from platform_app.authentication import (BearerAuthentication, CookieSessionAuthentication, StreamTokenAuthentication,
+                                         request_credential)
 from platform_app.models import Deployment, DeploymentEvent
 from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.listings import deployment_list_context
@@ -185,9 +186,10 @@ def _resume_after(request) -> int:
 
 
 class DeploymentLogStreamView(PlatformView):
-    # EventSource cannot send headers: `?token=` from /v1/auth/ws-token first, then the usual credentials. A stream
-    # token acts as its maker (scopes, workspace binding) and is checked like any credential by PlatformView.
-    authentication_classes = [StreamTokenAuthentication, *PlatformView.authentication_classes]
+    # EventSource cannot send headers: `?token=` from /v1/auth/ws-token, after a presented Authorization header (one
+    # that fails refuses the request, whatever else it carries) and before the session cookie. A stream token acts
+    # as its maker (scopes, workspace binding) and is checked like any credential by PlatformView.
+    authentication_classes = [BearerAuthentication, StreamTokenAuthentication, CookieSessionAuthentication]
 
     def perform_content_negotiation(self, request, force=False):
         # EventSource asks for `Accept: text/event-stream`; the stream answers that, its errors answer JSON
@@ -197,8 +199,7 @@ class DeploymentLogStreamView(PlatformView):
               response=OpenApiResponse(description="text/event-stream: `log` events (id = line number), then `end`; "
                                                    "`revoked` (data: the reason) ends it early when the credential "
                                                    "is revoked or the caller leaves the workspace"),
-              parameters=[OpenApiParameter("token", str, description="a stream token from /v1/auth/ws-token"),
-                          OpenApiParameter("Last-Event-ID", str, OpenApiParameter.HEADER)])
+              also_auth=[{"streamToken": []}], parameters=[OpenApiParameter("Last-Event-ID", str, OpenApiParameter.HEADER)])
     def get(self, request, org_id, deployment_id):
         deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
         after = _resume_after(request)

@@ -107,6 +107,16 @@ def test_stream_token_dies_with_the_dashboard_session(alice, workspace):
     assert stream(token, "acme", deployment).status_code == 401
 
 
+def test_an_invalid_bearer_beside_a_valid_stream_token_is_refused(alice, workspace):
+    """A request that presents a credential that fails is refused, whatever else it carries."""
+    deployment = ended(building(workspace))
+    token = stream_token(bearer_client(session_start(user=alice).access_token))
+    url = STREAM.format(org="acme", dpl=deployment.pk) + f"?token={token}"
+    resp = Client().get(url, HTTP_ACCEPT="text/event-stream", HTTP_AUTHORIZATION="Bearer svc_" + "y" * 40)
+    assert resp.status_code == 401 and resp.json()["code"] == "unauthenticated"
+    assert Client().get(url, HTTP_ACCEPT="text/event-stream").status_code == 200
+
+
 def test_stream_token_is_short_lived_and_names_its_credential(alice, workspace):
     deployment = ended(building(workspace))
     token = stream_token(bearer_client(session_start(user=alice).access_token))
