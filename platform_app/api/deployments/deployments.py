@@ -199,7 +199,8 @@ class DeploymentLogStreamView(PlatformView):
               response=OpenApiResponse(description="text/event-stream: `log` events (id = line number), then `end`; "
                                                    "`revoked` (data: the reason) ends it early when the credential "
                                                    "is revoked or the caller leaves the workspace"),
-              also_auth=[{"streamToken": []}], parameters=[OpenApiParameter("Last-Event-ID", str, OpenApiParameter.HEADER)])
+              also_auth=[{"streamToken": []}],
+              parameters=[OpenApiParameter("Last-Event-ID", str, OpenApiParameter.HEADER)])
     def get(self, request, org_id, deployment_id):
         deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
         after = _resume_after(request)
@@ -210,6 +211,7 @@ class DeploymentLogStreamView(PlatformView):
                                   asynchronous=isinstance(request._request, ASGIRequest),
                                   access_lost=partial(stream_access_lost, credential=credential,
                                                       workspace_id=workspace_id),
+                                  access_key=(credential, workspace_id),
                                   recheck=settings.LOG_STREAM_RECHECK_SECONDS)
         response = StreamingHttpResponse(content, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"

@@ -9,6 +9,7 @@ import queue
 import threading
 import time
 import weakref
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
@@ -62,12 +63,14 @@ async def shared_read(key, make: Callable[[], Awaitable]):
     return await asyncio.shield(task)
 
 
-def _log_after(deployment_id: str, after: int) -> tuple[str | None, list[tuple[int, bytes]]]:
-    """The status and the next lines as ready-to-send events (built once, whoever shares the read)."""
+def _log_after(deployment_id: str, after: int) -> tuple[str | None, int, int, bytes]:
+    """The status, how many lines came next, the last one's number and their events as one ready-to-send chunk
+    (built once, whoever shares the read; one write per read however many lines it holds)."""
     # status first: when it says finished, the lines read next are all there is
     status = Deployment.objects.filter(pk=deployment_id).values_list("status", flat=True).first()
     lines = log_lines(deployment_id, after=after, limit=PAGE)
-    return status, [(line.seq, _log_event(line.seq, line.text)) for line in lines]
+    return (status, len(lines), lines[-1].seq if lines else after,
+            b"".join(_log_event(line.seq, line.text) for line in lines))
 
 
 def _log_event(seq: int, text: str) -> bytes:
@@ -80,38 +83,43 @@ def _log_event(seq: int, text: str) -> bytes:
 async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float = 0.5, heartbeat: float = 15.0,
                             max_seconds: float = 3600.0, run: RunSync = run_in_pool,
                             access_lost: Callable[[], str | None] | None = None,
-                            recheck: float = 30.0) -> AsyncIterator[bytes]:
+                            access_key=None, recheck: float = 30.0) -> AsyncIterator[bytes]:
     """Replay stored lines after `after`, follow new ones, end with an `end` event carrying the status.
 
-    `access_lost` (a database read, run like the others every `recheck` seconds) says why the reader may no longer
-    read, if so: the stream then ends with a `revoked` event carrying that reason, whatever the build does."""
+    `access_lost` (a database read, run like the others once in every `recheck` seconds) says why the reader may
+    no longer read, if so: the stream then ends with a `revoked` event carrying that reason, whatever the build
+    does. Streams of the same `access_key` (credential and workspace) check in the same period of `recheck`
+    seconds and share the read; other keys' periods are offset, so the checks of many readers are spread."""
     hub = channel_hub()
     sub = await hub.subscribe(log_channel(deployment_id)) if hub else None
     try:
-        started = idle_since = checked = time.monotonic()
+        started = idle_since = time.monotonic()
+        checked = _recheck_period(access_key, recheck)  # the request that opened the stream was checked
         last = after
         yield b": stream open\n\n"
         while time.monotonic() - started < max_seconds:
             key = ("log", deployment_id, last, sub.generation if sub else None)
-            status, lines = await shared_read(key, partial(run, partial(_log_after, deployment_id, last)))
+            status, count, last_read, chunk = await shared_read(
+                key, partial(run, partial(_log_after, deployment_id, last)))
             # checked after the read, so no line goes out more than `recheck` seconds after the last check
-            if access_lost is not None and time.monotonic() - checked >= recheck:
-                checked = time.monotonic()
-                reason = await run(access_lost)
+            if access_lost is not None and (period := _recheck_period(access_key, recheck)) != checked:
+                checked = period
+                reason = await (run(access_lost) if access_key is None else
+                                shared_read(("access", access_key, period), partial(run, access_lost)))
                 if reason:
                     yield f"event: revoked\ndata: {reason}\n\n".encode()
                     return
-            for seq, event in lines:
-                last = seq
-                yield event
+            if count:
+                last = last_read
+                yield chunk
             if status is None:
                 return  # deleted meanwhile
-            if len(lines) == PAGE:
+            if count == PAGE:
                 continue
             if status in FINISHED:
                 yield f"event: end\ndata: {status}\n\n".encode()
                 return
-            if lines:
+            if count:
                 idle_since = time.monotonic()
             elif time.monotonic() - idle_since > heartbeat:
                 idle_since = time.monotonic()
@@ -124,6 +132,12 @@ async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float =
     finally:
         if sub is not None:
             await sub.close()
+
+
+def _recheck_period(access_key, recheck: float) -> int:
+    """The number of the current `recheck`-second period for this key, its start offset by the key's hash."""
+    offset = zlib.crc32(repr(access_key).encode()) % 1000 / 1000 * recheck
+    return int((time.time() + offset) // recheck)
 
 
 def log_stream_open(*, deployment_id: str, after: int = 0, asynchronous: bool = True, **options):

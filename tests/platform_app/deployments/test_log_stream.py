@@ -231,3 +231,41 @@ def test_hub_shares_one_redis_subscription_between_local_streams(transactional_d
     woken, still = asyncio.run(main())
     assert woken == [True, True] and still == 1
     assert LogLine.objects.get(deployment=deployment).text == "hello"
+
+
+def test_streams_of_one_credential_share_each_recheck_and_end_together(transactional_db, deployment):
+    """Five open streams of one reader check its access once per period between them, not once each; when the
+    check says access is gone, every one of them ends with `revoked`."""
+    from platform_app.services.deployments.log_stream import log_stream_events
+
+    checks, verdict = [], [None]
+
+    def access_lost():
+        checks.append(time.monotonic())
+        return verdict[0]
+
+    async def read(stream, into: list):
+        async for chunk in stream:
+            into.append(chunk.decode())
+
+    async def main():
+        received = [[] for _ in range(5)]
+        streams = [log_stream_events(deployment_id=deployment.pk, poll=0.05, access_lost=access_lost,
+                                     access_key=("credential", "workspace"), recheck=0.25) for _ in range(5)]
+        readers = [asyncio.ensure_future(read(s, into)) for s, into in zip(streams, received)]
+        started = time.monotonic()
+        for n in range(1, 9):  # about 1.2 s: four or five periods of 0.25 s
+            await in_thread(log_append, deployment, f"line {n}")
+            await asyncio.sleep(0.15)
+        periods = (time.monotonic() - started) / 0.25
+        shared = len(checks)
+        verdict[0] = "token_revoked"
+        await asyncio.wait_for(asyncio.gather(*readers), 20)
+        return received, shared, periods
+
+    received, shared, periods = asyncio.run(main())
+    assert 1 <= shared <= periods + 2  # unshared, five streams would have made about five times as many
+    for chunks in received:
+        text = "".join(chunks)
+        assert log_ids(text) == list(range(1, 9))
+        assert events(text)[-1] == ("", "revoked", "token_revoked")
