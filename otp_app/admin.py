@@ -65,8 +65,9 @@ MAX_ADJUSTMENT = 10 ** 15  # minor units at once: far above any real top-up, far
 
 
 class BalanceForm(forms.ModelForm):
-    adjust_by = forms.IntegerField(initial=0, min_value=-MAX_ADJUSTMENT, max_value=MAX_ADJUSTMENT, help_text="Added to the balance as it is when you save (negative: "
-                                                       "taken away); sends holding prices meanwhile are kept.")
+    adjust_by = forms.IntegerField(initial=0, min_value=-MAX_ADJUSTMENT, max_value=MAX_ADJUSTMENT,
+                                   help_text="Added to the balance as it is when you save (negative: taken away); "
+                                             "sends holding prices meanwhile are kept.")
 
     class Meta:
         model = Balance

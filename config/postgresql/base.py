@@ -5,11 +5,17 @@ trip per request that cost about as much as the request's own query (docs/perfor
 a dead connection slept a second, then two, then four before the next try, so after a database restart a pool of
 dead connections held requests past its timeout. Here the pool runs no check; the connection it lends is looked
 at (its socket, no round trip) and, if dead, handed back to be replaced and the next one taken at once.
+
+Integers: with parameters bound by the server, Django sends an integer of an IntegerField expression (a bare int in
+`F("amount") + n` or `Value(n)`) as psycopg's 4-byte Int4, which silently wraps past 2^31 (3,000,000,000 became
+-1,294,967,296 in a balance). Such a value is sent as a plain int instead: psycopg gives it the type its size needs,
+so a bigint expression is right, and an int column refuses it as out of range.
 """
 import select
 
 import psycopg
-from django.db.backends.postgresql import base
+from django.db.backends.postgresql import base, operations
+from psycopg.types import numeric
 
 
 def connection_usable(conn) -> bool:
@@ -33,7 +39,19 @@ def connection_usable(conn) -> bool:
     return True
 
 
+_FITS = {numeric.Int2: 2 ** 15, numeric.Int4: 2 ** 31}  # the wrappers that would cut a value short
+
+
+class DatabaseOperations(operations.DatabaseOperations):
+    def adapt_integerfield_value(self, value, internal_type):
+        adapted = super().adapt_integerfield_value(value, internal_type)
+        limit = _FITS.get(type(adapted))
+        return value if limit and not -limit <= value < limit else adapted
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
+
     def get_new_connection(self, conn_params):
         connection = super().get_new_connection(conn_params)
         while self.pool is not None and not connection_usable(connection):

@@ -7,11 +7,10 @@ concurrent sends take turns, and the balance never goes below zero. The price he
 """
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, F, Sum
 from django.utils import timezone
 
 from config.errors import ValidationFailed
-from config.expressions import plus
 from otp_app.models import Balance, Charge, Delivery, SandboxMessage
 
 
@@ -26,7 +25,7 @@ def balance_top_up(*, workspace, amount: int) -> Balance:
     kept (never a read-then-write); a change that would take it below zero is refused (ValidationFailed)."""
     balance = balance_for(workspace)
     changed = Balance.objects.filter(pk=balance.pk, amount__gte=-amount).update(
-        amount=plus("amount", amount), updated_at=timezone.now())
+        amount=F("amount") + amount, updated_at=timezone.now())
     if not changed:
         raise ValidationFailed("The balance cannot go below zero.", details={"amount": ["More than the balance."]})
     balance.refresh_from_db()
@@ -65,7 +64,7 @@ def hold_release(*, delivery) -> int:
         if not Delivery.objects.filter(pk=delivery.pk, reserved=held).update(reserved=0):
             return 0
         Balance.objects.filter(workspace_id=delivery.record.workspace_id).update(
-            amount=plus("amount", held), updated_at=timezone.now())
+            amount=F("amount") + held, updated_at=timezone.now())
     delivery.reserved = 0
     return held
 

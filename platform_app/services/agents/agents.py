@@ -15,7 +15,6 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from config.errors import NotFound, Unauthenticated, ValidationFailed
-from config.expressions import big
 from config.outbound import OutboundRefused, outbound_host_check
 from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
 from platform_app.models.deployments import RUNS_ON_NODES
@@ -307,7 +306,7 @@ def _heartbeat_apply(*, node: AgentNode, capacity: int | None, instances: list[d
         if peak:  # the highest reported
             bigint = PositiveBigIntegerField()
             peak = {"memory_peak_bytes": Greatest(Coalesce("memory_peak_bytes", Value(0), output_field=bigint),
-                                                  big(peak), output_field=bigint)}
+                                                  Value(peak), output_field=bigint)}
         Instance.objects.filter(pk=report["instance_id"], node=node).exclude(
             status__in=("stopped", "stopping")).update(status=report["status"], port=report["port"], pid=report["pid"],
                                                        restarts=report["restarts"], error=report["error"][:500],

@@ -23,7 +23,6 @@ from django.db.models import Count, F, Min
 from django.utils import timezone
 
 from config.errors import Unauthenticated
-from config.expressions import plus
 from config.ids import new_id
 from platform_app.models import Project, Tunnel, TunnelConnection, TunnelRequest
 from platform_app.services.identity.keys import sha256_hex
@@ -183,7 +182,7 @@ def tunnel_connection_beat(*, connection: TunnelConnection, bytes_in: int = 0, b
                 return False
         if bytes_in or bytes_out:
             Tunnel.objects.filter(pk=connection.tunnel_id, token_hash=connection.token_hash).update(
-                bytes_in=plus("bytes_in", bytes_in), bytes_out=plus("bytes_out", bytes_out))
+                bytes_in=F("bytes_in") + bytes_in, bytes_out=F("bytes_out") + bytes_out)
     return True
 
 
@@ -192,7 +191,7 @@ def tunnel_connection_close(*, connection: TunnelConnection, bytes_in: int = 0, 
     with transaction.atomic():
         if bytes_in or bytes_out:
             Tunnel.objects.filter(pk=connection.tunnel_id, token_hash=connection.token_hash).update(
-                bytes_in=plus("bytes_in", bytes_in), bytes_out=plus("bytes_out", bytes_out))
+                bytes_in=F("bytes_in") + bytes_in, bytes_out=F("bytes_out") + bytes_out)
         TunnelConnection.objects.filter(pk=connection.pk).delete()
 
 
