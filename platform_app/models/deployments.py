@@ -5,8 +5,10 @@ from django.utils import timezone
 
 from config.ids import PrefixedIdField
 
-# A deployment nodes run (a start command or an image) rather than files the edge serves (agents.is_runtime).
-RUNS_ON_NODES = models.Q(snapshot__has_key="start") | models.Q(snapshot__has_key="imageDigest")
+# A deployment nodes run (a start command or an image) rather than files the edge serves: agents.is_runtime in
+# SQL. A build's snapshot always names `start`, empty (or null) for a static site.
+RUNS_ON_NODES = (models.Q(snapshot__has_key="start") & ~models.Q(snapshot__start="") & ~models.Q(snapshot__start=None)
+                 | models.Q(snapshot__has_key="imageDigest"))
 
 __all__ = ("SourceUpload", "Deployment", "DeploymentEvent", "LogLine", "DeployHook", "WebhookDelivery", "DoctorReport", "AgentInvite",
            "AgentNode", "Instance", "RuntimeLogLine", "BuildJob")

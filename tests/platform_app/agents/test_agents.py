@@ -165,13 +165,15 @@ def test_placement_reads_the_deployments_nodes_run_through_their_own_index(db, w
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from platform_app.services.agents.agents import instances_place
+    from platform_app.models import Deployment
+    from platform_app.models.deployments import RUNS_ON_NODES
+    from platform_app.services.agents.agents import instances_place, is_runtime
     from tests.platform_app.agents.factories import AgentNodeFactory
     from tests.platform_app.deployments.factories import DeploymentFactory
 
     project = ProjectFactory(workspace=workspace, name="Svc", slug="svc")
-    for _ in range(3):
-        DeploymentFactory(project=project, env="production", status="ready", ready_at=timezone.now(), snapshot={})
+    for static in ({}, {"start": ""}, {"start": None}):  # a build's snapshot names `start`, empty for a static site
+        DeploymentFactory(project=project, env="production", status="ready", ready_at=timezone.now(), snapshot=static)
     runs = DeploymentFactory(project=project, env="production", status="ready", ready_at=timezone.now(),
                              snapshot={"start": "python app.py"}, artifact_sha256="0" * 64)
     project.production_deployment = runs
@@ -180,6 +182,11 @@ def test_placement_reads_the_deployments_nodes_run_through_their_own_index(db, w
     with CaptureQueriesContext(connection) as queries:
         instances_place(workspace=workspace)
     assert [i.deployment_id for i in Instance.objects.all()] == [runs.pk]
+    image = DeploymentFactory(project=project, env="preview", status="ready", snapshot={"imageDigest": "sha256:0"})
+    # the index's rule in SQL is agents.is_runtime
+    assert set(Deployment.objects.filter(RUNS_ON_NODES).values_list("pk", flat=True)) == {runs.pk, image.pk} == {
+        d.pk for d in Deployment.objects.all() if is_runtime(d)}
+    image.delete()
     for n in range(3):  # more running instances cost the next placement no query each
         other = ProjectFactory(workspace=workspace, name=f"Svc{n}", slug=f"svc{n}")
         other.production_deployment = DeploymentFactory(project=other, env="production", status="ready",
