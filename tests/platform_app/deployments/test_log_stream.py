@@ -269,3 +269,28 @@ def test_streams_of_one_credential_share_each_recheck_and_end_together(transacti
         text = "".join(chunks)
         assert log_ids(text) == list(range(1, 9))
         assert events(text)[-1] == ("", "revoked", "token_revoked")
+
+
+def test_a_stream_that_goes_away_mid_read_leaves_the_shared_read_to_the_others():
+    """Streams asking for the same lines at once share one read; one of them cancelled while it runs (its client
+    left) cancels only its own wait."""
+    from platform_app.services.deployments.log_stream import shared_read
+
+    reads = []
+
+    async def read():
+        reads.append(1)
+        await asyncio.sleep(0.1)
+        return "lines"
+
+    async def main():
+        waiters = [asyncio.ensure_future(shared_read("same", read)) for _ in range(3)]
+        await asyncio.sleep(0.02)
+        waiters[0].cancel()
+        results = await asyncio.gather(*waiters, return_exceptions=True)
+        again = await shared_read("same", read)  # the finished read is not kept: a later ask reads again
+        return results, again
+
+    results, again = asyncio.run(main())
+    assert isinstance(results[0], asyncio.CancelledError) and results[1:] == ["lines", "lines"]
+    assert again == "lines" and len(reads) == 2
