@@ -46,44 +46,21 @@ async def run_in_pool(fn: Callable):
     return await sync_to_async(call, thread_sensitive=False, executor=_READS)()
 
 
-class _SharedRead:
-    """One read in flight and what it gave, for every stream that asks for it meanwhile. Each waits on an event
-    (its own future, so a stream that goes away cancels only its wait, never the read the others share): cheaper
-    than a shield per stream, which costs thousands of streams woken by one line a few milliseconds."""
-
-    def __init__(self, make: Callable[[], Awaitable], forget: Callable[["_SharedRead"], None]):
-        self.finished, self.result, self.error, self.forget = asyncio.Event(), None, None, forget
-        self.task = asyncio.ensure_future(make())  # held: the loop keeps only a weak reference to a task
-        self.task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Future) -> None:
-        self.forget(self)
-        if task.cancelled():
-            self.error = asyncio.CancelledError()
-        elif (error := task.exception()) is not None:
-            self.error = error
-        else:
-            self.result = task.result()
-        self.finished.set()
-
-    async def wait(self):
-        await self.finished.wait()
-        if self.error is not None:
-            raise self.error
-        return self.result
-
-
 async def shared_read(key, make: Callable[[], Awaitable]):
     """Await `make()`, or join the identical read another stream of this loop already has in flight."""
     pending = _inflight.setdefault(asyncio.get_running_loop(), {})
-    read = pending.get(key)
-    if read is None:
-        def forget(done):
-            if pending.get(key) is done:
-                del pending[key]
+    task = pending.get(key)
+    if task is None:
+        task = pending[key] = asyncio.ensure_future(make())
 
-        read = pending[key] = _SharedRead(make, forget)
-    return await read.wait()
+        def done(finished):
+            if pending.get(key) is finished:
+                del pending[key]
+            if not finished.cancelled():
+                finished.exception()  # retrieved: every waiter gets it through the shield
+
+        task.add_done_callback(done)
+    return await asyncio.shield(task)
 
 
 def _log_after(deployment_id: str, after: int) -> tuple[str | None, int, int, bytes]:
