@@ -1,11 +1,11 @@
 """Client input shared by the three services: strict JSON bodies, the parse-and-validate idiom, bounded integer
 query parameters. A failure is a `ValidationFailed` (400), which each service renders in its own error shape."""
-import copy
 import re
 
 from rest_framework import serializers
 
 from config.errors import ValidationFailed
+from config.serializers import KeptFields
 
 # The JSON type each field takes. DRF would also take `5` for a string, `"5"` for an integer and `"yes"`
 # for a boolean; the schema promises one type, so anything else is refused.
@@ -31,27 +31,11 @@ def json_type_error(field, value) -> str | None:
     return None
 
 
-class InputSerializer(serializers.Serializer):
+class InputSerializer(KeptFields, serializers.Serializer):
     """Rejects unknown fields, values of the wrong JSON type and non-object bodies (contract: no silent mass
     assignment)."""
 
     schema_extra: dict = {}  # published beside the fields (config.openapi): rules across fields, e.g. anyOf
-
-    def get_fields(self):
-        """DRF deep-copies the declared fields for every instance, which builds each field and its validators
-        again: half of what checking a small body cost. A flat field (no child field, not a serializer) keeps
-        nothing of one validation for the next, and binding sets a copy's own name and parent (so its context is
-        this serializer's): where every field is flat, shallow copies of fields built once per class serve."""
-        cls = type(self)
-        if cls not in _FLAT_FIELDS:
-            fields = super().get_fields()
-            _FLAT_FIELDS[cls] = fields if all(_flat(f) for f in fields.values()) else None
-            if _FLAT_FIELDS[cls] is None:
-                return fields
-        prototypes = _FLAT_FIELDS[cls]
-        if prototypes is None:
-            return super().get_fields()
-        return {name: copy.copy(field) for name, field in prototypes.items()}
 
     def to_internal_value(self, data):
         if not isinstance(data, dict):
@@ -64,14 +48,6 @@ class InputSerializer(serializers.Serializer):
         if mistyped:
             raise serializers.ValidationError(mistyped)
         return super().to_internal_value(data)
-
-
-
-_FLAT_FIELDS: dict = {}  # InputSerializer class -> its declared fields, built once, or None when one is not flat
-
-
-def _flat(field) -> bool:
-    return not isinstance(field, serializers.BaseSerializer) and not hasattr(field, "child")  # List/DictField
 
 
 def validated(serializer_class, data, *, context=None, **kwargs) -> dict:

@@ -18,6 +18,7 @@ from otp_app.services import records as record_services
 from otp_app.services.balance import balance_report
 from otp_app.services.errors import ApplicationError, SandboxOnly, ValidationFailed
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from otp_app.services.console import sandbox_messages_of
 
 
@@ -111,7 +112,7 @@ class VerifyResultSerializer(serializers.Serializer):
     attempts_left = serializers.IntegerField()
 
 
-class SandboxMessageSerializer(serializers.ModelSerializer):
+class SandboxMessageSerializer(ModelSerializer):
     otp_id = serializers.CharField(source="record_id")
 
     class Meta:

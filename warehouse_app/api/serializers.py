@@ -1,12 +1,13 @@
 """Output shapes of the warehouse API (snake_case)."""
 from rest_framework import serializers
 
+from config.serializers import ModelSerializer
 from warehouse_app.models import Booking, Facility, Movement, Quote, ShortlistEntry, SupportTicket
 from warehouse_app.services.naming import facility_display_name
 from warehouse_app.services.quotes import quote_unit_mismatch
 
 
-class FacilitySerializer(serializers.ModelSerializer):
+class FacilitySerializer(ModelSerializer):
     type = serializers.CharField(source="type_code")
     display_name = serializers.SerializerMethodField(help_text="`name`, or type, footprint and place when the data has none")
     osm_way_id = serializers.SerializerMethodField()
@@ -62,7 +63,7 @@ class FacilityDetailSerializer(FacilitySerializer):
         return obj.osm_id if obj.osm_type == "relation" else None
 
 
-class FacilityBriefSerializer(serializers.ModelSerializer):
+class FacilityBriefSerializer(ModelSerializer):
     type = serializers.CharField(source="type_code")
     display_name = serializers.SerializerMethodField()
 
@@ -74,7 +75,7 @@ class FacilityBriefSerializer(serializers.ModelSerializer):
         return facility_display_name(obj)
 
 
-class QuoteSerializer(serializers.ModelSerializer):
+class QuoteSerializer(ModelSerializer):
     facility = FacilityBriefSerializer()
     requirement = serializers.SerializerMethodField()
     answer = serializers.SerializerMethodField()
@@ -99,7 +100,7 @@ class QuoteSerializer(serializers.ModelSerializer):
         return quote_unit_mismatch(obj)
 
 
-class BookingSerializer(serializers.ModelSerializer):
+class BookingSerializer(ModelSerializer):
     facility = FacilityBriefSerializer()
     quote = serializers.CharField(source="quote.reference")
 
@@ -109,7 +110,7 @@ class BookingSerializer(serializers.ModelSerializer):
                   "currency", "status", "cancel_reason", "created_at", "cancelled_at")
 
 
-class MovementSerializer(serializers.ModelSerializer):
+class MovementSerializer(ModelSerializer):
     booking = serializers.CharField(source="booking.reference")
 
     class Meta:
@@ -117,7 +118,7 @@ class MovementSerializer(serializers.ModelSerializer):
         fields = ("id", "booking", "kind", "quantity", "sku", "note", "created_at")
 
 
-class ShortlistSerializer(serializers.ModelSerializer):
+class ShortlistSerializer(ModelSerializer):
     facility = FacilitySerializer()
 
     class Meta:
@@ -125,7 +126,7 @@ class ShortlistSerializer(serializers.ModelSerializer):
         fields = ("facility", "note", "created_at", "updated_at")
 
 
-class TicketSerializer(serializers.ModelSerializer):
+class TicketSerializer(ModelSerializer):
     replies = serializers.SerializerMethodField()
 
     class Meta:

@@ -7,6 +7,7 @@ from rest_framework.response import Response
 
 from config.errors import Unauthenticated
 from config.inputs import InputSerializer, query_int, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.api.deployments.deployments import DeploymentSerializer
 from platform_app.models import AgentNode, Instance
@@ -17,7 +18,7 @@ from platform_app.services.deployments.listings import nodes_list, nodes_running
 from platform_app.services.agents.selectors import runtime_log_tail
 
 
-class NodeSerializer(serializers.ModelSerializer):
+class NodeSerializer(ModelSerializer):
     running = serializers.SerializerMethodField()
 
     class Meta:
@@ -30,7 +31,7 @@ class NodeSerializer(serializers.ModelSerializer):
         return counts[obj.pk] if obj.pk in counts else nodes_running_counts(nodes=[obj])[obj.pk]
 
 
-class InstanceSerializer(serializers.ModelSerializer):
+class InstanceSerializer(ModelSerializer):
     node_id = serializers.CharField()
 
     class Meta:

@@ -10,13 +10,14 @@ from rest_framework.response import Response
 
 from config.errors import Unauthenticated
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Alert, AlertRule
 from platform_app.services.automation import alerts as services
 from platform_app.services.automation.secret_urls import channels_masked
 
 
-class AlertSerializer(serializers.ModelSerializer):
+class AlertSerializer(ModelSerializer):
     class Meta:
         model = Alert
         fields = ("id", "value", "source", "message", "fired_at", "resolved_at")
@@ -26,7 +27,7 @@ METRIC = field_with_schema({"type": "string", "enum": list(AlertRule.Metric.valu
 RULE_STATE = field_with_schema({"type": "string", "enum": ["ok", "firing"]})
 
 
-class AlertRuleSerializer(serializers.ModelSerializer):
+class AlertRuleSerializer(ModelSerializer):
     metric = METRIC(read_only=True)
     state = RULE_STATE(read_only=True)
     open_alert = serializers.SerializerMethodField()

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import CronJob, CronRun
 from platform_app.services.automation import cron as services
@@ -12,7 +13,7 @@ from platform_app.services.automation import cron as services
 RUN_STATUS = field_with_schema({"type": "string", "enum": list(CronRun.Status.values)})
 
 
-class CronRunSerializer(serializers.ModelSerializer):
+class CronRunSerializer(ModelSerializer):
     status = RUN_STATUS(read_only=True, help_text="queued and running while it goes; then succeeded, failed or skipped")
 
     class Meta:
@@ -21,7 +22,7 @@ class CronRunSerializer(serializers.ModelSerializer):
                   "attempts", "response_head")
 
 
-class CronJobSerializer(serializers.ModelSerializer):
+class CronJobSerializer(ModelSerializer):
     next_runs = serializers.SerializerMethodField()
     last_run = serializers.SerializerMethodField()
 

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import LogDrain
 from platform_app.services.automation import drains as services
@@ -13,7 +14,7 @@ SOURCE = field_with_schema({"type": "string", "enum": list(services.SOURCES)})
 FORMAT = field_with_schema({"type": "string", "enum": ["json", "ndjson"]})
 
 
-class LogDrainSerializer(serializers.ModelSerializer):
+class LogDrainSerializer(ModelSerializer):
     """`url` whole only with `reveal_secrets` in the context (callers holding `admin`), else masked."""
 
     url = serializers.CharField(help_text="Whole for callers holding `admin`; for others its credentials (userinfo, "

@@ -7,6 +7,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Invoice, TaxId
 from platform_app.services.billing import billing as services
@@ -79,7 +80,7 @@ SubscriptionCanceledSerializer = inline_serializer("SubscriptionCanceled", {
     "cancel_at_period_end": serializers.BooleanField(), "current_period_end": serializers.DateTimeField(allow_null=True)})
 
 
-class InvoiceSerializer(serializers.ModelSerializer):
+class InvoiceSerializer(ModelSerializer):
     pdf_url = serializers.CharField(allow_blank=True)
     lines = serializers.SerializerMethodField()
 
@@ -93,7 +94,7 @@ class InvoiceSerializer(serializers.ModelSerializer):
                  "unit": line.get("unit", ""), "amount": line.get("amount", 0)} for line in obj.lines]
 
 
-class TaxIdSerializer(serializers.ModelSerializer):
+class TaxIdSerializer(ModelSerializer):
     class Meta:
         model = TaxId
         fields = ("id", "type", "value", "country", "created_at")

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from config.errors import ValidationFailed
 from config.inputs import InputSerializer, ascii_int, query_int, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, idempotency_key
 from platform_app.authentication import (BearerAuthentication, CookieSessionAuthentication, StreamTokenAuthentication,
                                          request_credential)
@@ -32,7 +33,7 @@ class DeploymentListSerializer(serializers.ListSerializer):
         return super().to_representation(rows)
 
 
-class DeploymentSerializer(serializers.ModelSerializer):
+class DeploymentSerializer(ModelSerializer):
     project_id = serializers.CharField()
     url = serializers.SerializerMethodField()
     queued_at = serializers.DateTimeField(source="created_at")
@@ -62,7 +63,7 @@ class DeploymentSerializer(serializers.ModelSerializer):
         return positions[obj.pk] if obj.pk in positions else services.queue_position(obj)
 
 
-class EventSerializer(serializers.ModelSerializer):
+class EventSerializer(ModelSerializer):
     class Meta:
         model = DeploymentEvent
         fields = ("type", "message", "created_at")

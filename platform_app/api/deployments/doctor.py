@@ -7,6 +7,7 @@ from rest_framework.parsers import BaseParser
 from rest_framework.response import Response
 
 from config.errors import NotFound
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.models import DoctorReport
 from platform_app.services.deployments import deployments as deployment_services
@@ -47,7 +48,7 @@ FindingSerializer = inline_serializer("DoctorFinding", {
     "fix": serializers.CharField()})
 
 
-class DoctorReportSerializer(serializers.ModelSerializer):
+class DoctorReportSerializer(ModelSerializer):
     deployment_id = serializers.CharField()
 
     class Meta:

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint, field_with_schema, idempotency_key
 from platform_app.api.deployments.deployments import DeploymentSerializer
 from platform_app.models import DeployHook
@@ -29,7 +30,7 @@ class RollbackView(PlatformView):
         return Response(DeploymentSerializer(target).data, status=201)
 
 
-class HookSerializer(serializers.ModelSerializer):
+class HookSerializer(ModelSerializer):
     class Meta:
         model = DeployHook
         fields = ("id", "name", "branch", "created_at", "last_triggered_at")

@@ -1,16 +1,16 @@
 """`POST P/sources`: a folder sent to be built (the command-line client's `svc deploy`), a tar.gz body read as a
 stream with a bound (services/deployments/uploads.py)."""
 from drf_spectacular.types import OpenApiTypes
-from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.errors import ValidationFailed
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.models import SourceUpload
 from platform_app.services.deployments import uploads
 
 
-class SourceUploadSerializer(serializers.ModelSerializer):
+class SourceUploadSerializer(ModelSerializer):
     class Meta:
         model = SourceUpload
         fields = ("id", "sha256", "size", "files", "created_at")

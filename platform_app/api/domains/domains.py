@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.models import Domain
 from platform_app.models.domains import RecordType
@@ -27,7 +28,7 @@ class LastCheckSerializer(serializers.Serializer):
     error = serializers.CharField(required=False, help_text="present when a resolver failed to answer")
 
 
-class DomainSerializer(serializers.ModelSerializer):
+class DomainSerializer(ModelSerializer):
     project_id = serializers.CharField(source="project.pk", read_only=True)
     verified = serializers.BooleanField(read_only=True, help_text="status is verified: the edge serves it")
     redirect_to = serializers.SerializerMethodField()

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, query_int, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.models import FirewallEvent, FirewallRule
 from platform_app.services.edge import firewall
@@ -37,7 +38,7 @@ class RateLimitField(serializers.JSONField):
     pass
 
 
-class FirewallRuleSerializer(serializers.ModelSerializer):
+class FirewallRuleSerializer(ModelSerializer):
     conditions = serializers.SerializerMethodField()
     rate_limit = serializers.SerializerMethodField()
 
@@ -78,7 +79,7 @@ class FirewallRuleUpdateInput(FirewallRuleInput):
     rate_limit = RateLimitField(required=False, allow_null=True)
 
 
-class FirewallEventSerializer(serializers.ModelSerializer):
+class FirewallEventSerializer(ModelSerializer):
     class Meta:
         model = FirewallEvent
         fields = ("at", "rule_id", "action", "ip", "method", "path", "user_agent")

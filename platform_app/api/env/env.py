@@ -5,6 +5,7 @@ from rest_framework.response import Response
 
 from config.errors import ValidationFailed
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Environment, EnvVar, SecretFinding
 from platform_app.services.env import env as env_services
@@ -14,7 +15,7 @@ from platform_app.services.env.selectors import secret_findings_open
 
 
 
-class EnvVarSerializer(serializers.ModelSerializer):
+class EnvVarSerializer(ModelSerializer):
     target = serializers.ListField(source="targets", child=serializers.CharField())
     value = serializers.SerializerMethodField()
 
@@ -151,7 +152,7 @@ class EnvResolvedView(PlatformView):
 
 # Environments -------------------------------------------------------------------------------
 
-class EnvironmentSerializer(serializers.ModelSerializer):
+class EnvironmentSerializer(ModelSerializer):
     class Meta:
         model = Environment
         fields = ("id", "name", "branch_pattern", "builtin", "created_at")
@@ -203,7 +204,7 @@ class EnvironmentDetailView(PlatformView):
 
 # Secret findings ----------------------------------------------------------------------------
 
-class SecretFindingSerializer(serializers.ModelSerializer):
+class SecretFindingSerializer(ModelSerializer):
     status = serializers.SerializerMethodField()
 
     class Meta:

@@ -5,12 +5,13 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.services.identity import mfa
 from platform_app.services.identity.selectors import totp_factors_of
 
 
-class FactorSerializer(serializers.ModelSerializer):
+class FactorSerializer(ModelSerializer):
     id = serializers.SerializerMethodField()
     type = serializers.SerializerMethodField()
 

@@ -1,10 +1,11 @@
 """Read serializers of the identity resources, shared by several endpoint modules."""
 from rest_framework import serializers
 
+from config.serializers import ModelSerializer
 from platform_app.models import ApiToken, AuthSession, User, Workspace
 
 
-class UserSerializer(serializers.ModelSerializer):
+class UserSerializer(ModelSerializer):
     email_verified = serializers.SerializerMethodField(
         help_text="Whether the address was proved (a link sent to it, or a provider vouching for it); until then "
                   "invitations to it are withheld.")
@@ -17,7 +18,7 @@ class UserSerializer(serializers.ModelSerializer):
         return obj.email_verified_at is not None
 
 
-class WorkspaceSerializer(serializers.ModelSerializer):
+class WorkspaceSerializer(ModelSerializer):
     class Meta:
         model = Workspace
         fields = ("id", "slug", "name", "created_at", "updated_at")
@@ -30,7 +31,7 @@ class WorkspaceWithRoleSerializer(serializers.Serializer):
     role = serializers.CharField()
 
 
-class SessionSerializer(serializers.ModelSerializer):
+class SessionSerializer(ModelSerializer):
     current = serializers.SerializerMethodField()
     active = serializers.BooleanField(source="is_active")
 
@@ -42,7 +43,7 @@ class SessionSerializer(serializers.ModelSerializer):
         return obj.pk == self.context.get("current_session_id")
 
 
-class ApiTokenSerializer(serializers.ModelSerializer):
+class ApiTokenSerializer(ModelSerializer):
     """List view: metadata only, never the value or its hash."""
 
     org_id = serializers.CharField(source="workspace_id", allow_null=True)
@@ -52,7 +53,7 @@ class ApiTokenSerializer(serializers.ModelSerializer):
         fields = ("id", "name", "prefix", "scopes", "org_id", "expires_at", "last_used_at", "revoked_at", "created_at")
 
 
-class ApiTokenCreatedSerializer(serializers.ModelSerializer):
+class ApiTokenCreatedSerializer(ModelSerializer):
     """Creation response: the only place the plain token ever appears."""
 
     org_id = serializers.CharField(source="workspace_id", allow_null=True)

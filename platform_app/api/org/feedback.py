@@ -5,6 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.api.org.staff import staff_only
 from platform_app.models import Feedback
@@ -21,7 +22,7 @@ class FeedbackInput(InputSerializer):
     email = serializers.CharField(max_length=254, allow_blank=True, default="", help_text="A reply address.")
 
 
-class FeedbackItemSerializer(serializers.ModelSerializer):
+class FeedbackItemSerializer(ModelSerializer):
     category = CATEGORY(read_only=True)
     status = STATUS(read_only=True)
     assignee = serializers.CharField(source="assignee_id", allow_null=True, help_text="A staff user's id.")

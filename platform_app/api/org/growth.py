@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, query_int, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.api.org.staff import staff_only
 from platform_app.models import WeeklyReview
@@ -25,7 +26,7 @@ FunnelSerializer = inline_serializer("GrowthFunnel", {
         many=True)})
 
 
-class ReviewSerializer(serializers.ModelSerializer):
+class ReviewSerializer(ModelSerializer):
     class Meta:
         model = WeeklyReview
         fields = ("week", "active_workspaces", "sign_ups", "deployments", "failure_rate", "revenue", "revenue_note",

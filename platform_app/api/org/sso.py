@@ -6,6 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.api.identity.auth import _user_agent
 from platform_app.api.identity.serializers import AuthResultSerializer
@@ -54,7 +55,7 @@ ScimTokenSerializer = inline_serializer("ScimToken", {
     "scim_base_url": serializers.CharField()})
 
 
-class AllowlistEntrySerializer(serializers.ModelSerializer):
+class AllowlistEntrySerializer(ModelSerializer):
     class Meta:
         model = IpAllowlistEntry
         fields = ("id", "cidr", "note", "created_at")

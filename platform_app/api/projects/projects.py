@@ -3,6 +3,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import Project, ProjectGroup
 from platform_app.services.projects.addresses import project_url
@@ -15,7 +16,7 @@ from platform_app.services.projects.selectors import project_groups_in, projects
 
 # Serializers -----------------------------------------------------------------------
 
-class ProjectSerializer(serializers.ModelSerializer):
+class ProjectSerializer(ModelSerializer):
     org_id = serializers.CharField(source="workspace_id")
     group_id = serializers.CharField(allow_null=True)
     production_deployment_id = serializers.CharField(allow_null=True)
@@ -106,7 +107,7 @@ class AutoDeployStatusSerializer(serializers.Serializer):
     rules = serializers.JSONField()
 
 
-class ProjectGroupSerializer(serializers.ModelSerializer):
+class ProjectGroupSerializer(ModelSerializer):
     org_id = serializers.CharField(source="workspace_id")
     project_count = serializers.SerializerMethodField()
 

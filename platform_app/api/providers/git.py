@@ -6,6 +6,7 @@ from rest_framework.response import Response
 
 from config.errors import ApplicationError, ValidationFailed
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.models import GitConnection, GitInstallation
 from platform_app.providers import git_host
@@ -52,7 +53,7 @@ PROVIDER_ERRORS = (502, 503)
 CALLBACK_ERRORS = (403, *PROVIDER_ERRORS)
 
 
-class ConnectionSerializer(serializers.ModelSerializer):
+class ConnectionSerializer(ModelSerializer):
     class Meta:
         model = GitConnection
         fields = ("id", "provider", "account", "installation_id", "created_at")
@@ -182,7 +183,7 @@ class ConnectionDeleteView(PlatformView):
         return Response({"deleted": True})
 
 
-class InstallationSerializer(serializers.ModelSerializer):
+class InstallationSerializer(ModelSerializer):
     class Meta:
         model = GitInstallation
         fields = ("installation_id", "account", "created_at")

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint, field_with_schema
 from platform_app.models import Addon
 from platform_app.services.resources import addons as services
@@ -11,7 +12,7 @@ from platform_app.services.resources import addons as services
 P = "orgs/<str:org_id>/projects/<str:project_id>"
 
 
-class AddonSerializer(serializers.ModelSerializer):
+class AddonSerializer(ModelSerializer):
     env_vars = serializers.SerializerMethodField(help_text="names of the managed variables it sets")
 
     class Meta:

@@ -6,12 +6,13 @@ from rest_framework.response import Response
 
 from config.errors import ValidationFailed
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.models import Bucket
 from platform_app.services.resources import buckets as services
 
 
-class BucketSerializer(serializers.ModelSerializer):
+class BucketSerializer(ModelSerializer):
     name = serializers.CharField(read_only=True, help_text="The bucket's name at the endpoint: "
                                                            "`<prefix><project slug>-<label>`.")
     label = serializers.CharField(read_only=True, help_text="The name asked for; prefixes the bucket's variables "

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint, field_with_schema, idempotency_key
 from platform_app.api.deployments.deployments import DeploymentSerializer
 from platform_app.models import Component, Instance, Volume
@@ -19,7 +20,7 @@ KIND = field_with_schema({"type": "string", "enum": list(Component.Kind.values)}
 PATH = field_with_schema({"type": "string", "pattern": "^(/.*)?$", "maxLength": 200})
 
 
-class ComponentSerializer(serializers.ModelSerializer):
+class ComponentSerializer(ModelSerializer):
     status = serializers.SerializerMethodField(help_text="idle, stopped, deploying, running, crashed")
     deployment_id = serializers.CharField(allow_null=True)
     url = serializers.SerializerMethodField()
@@ -36,7 +37,7 @@ class ComponentSerializer(serializers.ModelSerializer):
         return component_url(obj) if obj.kind != Component.Kind.WORKER else None
 
 
-class VolumeSerializer(serializers.ModelSerializer):
+class VolumeSerializer(ModelSerializer):
     node_id = serializers.CharField(allow_null=True)
 
     class Meta:

@@ -6,6 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, validated
+from config.serializers import ModelSerializer
 from platform_app.api.automation.alerts import InternalTokenAuthentication, internal_endpoint
 from platform_app.api.base import PlatformView, cursor_page, endpoint, field_with_schema
 from platform_app.models import DedicatedDatabase, DedicatedDatabaseBackup
@@ -15,7 +16,7 @@ from platform_app.services.resources.dedicated_db_variables import database_env_
 NAME = field_with_schema({"type": "string", "pattern": "^[a-z]([a-z0-9-]{0,38}[a-z0-9])?$"})
 
 
-class DedicatedDatabaseSerializer(serializers.ModelSerializer):
+class DedicatedDatabaseSerializer(ModelSerializer):
     engine = serializers.SerializerMethodField()
     status = serializers.CharField(read_only=True, help_text="`provisioning`, `ready`, `restoring` or `error` "
                                                              "(`errorMessage` says why; after a failed restore it is "
@@ -56,7 +57,7 @@ class DedicatedDatabaseCreatedSerializer(DedicatedDatabaseSerializer):
         return {**c, "url": services.psql_url(c)} if c else None
 
 
-class BackupSerializer(serializers.ModelSerializer):
+class BackupSerializer(ModelSerializer):
     kind = serializers.CharField(read_only=True, help_text="`scheduled` or `manual`")
     status = serializers.CharField(read_only=True, help_text="`pending` (a worker is dumping it), `done` or `failed` "
                                                              "(`error` says why)")

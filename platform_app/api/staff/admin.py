@@ -5,6 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import query_int
+from config.serializers import ModelSerializer
 from platform_app.api.base import PAGE_PARAMETERS, cursor_page, endpoint
 from platform_app.api.staff.base import StaffView
 from platform_app.api.billing.billing import InvoiceSerializer
@@ -66,7 +67,7 @@ FailuresSerializer = inline_serializer("AdminDeployFailures", {
         many=True),
 })
 
-class AdminWorkspaceSerializer(serializers.ModelSerializer):
+class AdminWorkspaceSerializer(ModelSerializer):
     members = serializers.IntegerField(source="member_count")
     projects = serializers.IntegerField(source="project_count")
 
@@ -75,7 +76,7 @@ class AdminWorkspaceSerializer(serializers.ModelSerializer):
         fields = ("id", "slug", "name", "plan", "members", "projects", "created_at")
 
 
-class AdminUserSerializer(serializers.ModelSerializer):
+class AdminUserSerializer(ModelSerializer):
     workspaces = serializers.IntegerField(source="workspace_count")
 
     class Meta:
@@ -83,7 +84,7 @@ class AdminUserSerializer(serializers.ModelSerializer):
         fields = ("id", "email", "name", "is_active", "is_staff", "date_joined", "workspaces")
 
 
-class AdminDeploymentSerializer(serializers.ModelSerializer):
+class AdminDeploymentSerializer(ModelSerializer):
     org_id = serializers.CharField(source="project.workspace_id")
     project_slug = serializers.CharField(source="project.slug")
     status = serializers.CharField()
@@ -95,7 +96,7 @@ class AdminDeploymentSerializer(serializers.ModelSerializer):
                   "started_at", "finished_at", "error_message")
 
 
-class AdminAuditSerializer(serializers.ModelSerializer):
+class AdminAuditSerializer(ModelSerializer):
     org_id = serializers.CharField(source="workspace_id", allow_null=True)
     actor = serializers.SerializerMethodField()
 
@@ -107,7 +108,7 @@ class AdminAuditSerializer(serializers.ModelSerializer):
         return event.actor.email if event.actor_id and event.actor else None
 
 
-class AdminMemberSerializer(serializers.ModelSerializer):
+class AdminMemberSerializer(ModelSerializer):
     user_id = serializers.CharField()
     email = serializers.CharField(source="user.email")
 
@@ -116,7 +117,7 @@ class AdminMemberSerializer(serializers.ModelSerializer):
         fields = ("id", "user_id", "email", "role", "created_at")
 
 
-class AdminProjectSerializer(serializers.ModelSerializer):
+class AdminProjectSerializer(ModelSerializer):
     deployments = serializers.IntegerField(source="deployment_count")
     production_deployment_id = serializers.CharField(allow_null=True)
     source = serializers.CharField()
@@ -126,7 +127,7 @@ class AdminProjectSerializer(serializers.ModelSerializer):
         fields = ("id", "slug", "name", "source", "framework", "production_deployment_id", "deployments", "created_at")
 
 
-class AdminNodeSerializer(serializers.ModelSerializer):
+class AdminNodeSerializer(ModelSerializer):
     status = serializers.CharField()
     class Meta:
         model = AgentNode
@@ -209,7 +210,7 @@ class StaffInvoiceSerializer(InvoiceSerializer):
         fields = (*InvoiceSerializer.Meta.fields, "workspace_id", "workspace_slug")
 
 
-class AdminUsageSerializer(serializers.ModelSerializer):
+class AdminUsageSerializer(ModelSerializer):
     workspace_slug = serializers.CharField(source="workspace.slug")
 
     class Meta:

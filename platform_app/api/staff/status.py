@@ -5,6 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import query_int
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, endpoint, field_with_schema
 from platform_app.models import Incident
 from platform_app.services.staff import status as services
@@ -22,7 +23,7 @@ class IncidentUpdateSerializer(serializers.Serializer):
     at = serializers.DateTimeField(source="created_at")
 
 
-class IncidentSerializer(serializers.ModelSerializer):
+class IncidentSerializer(ModelSerializer):
     impact = IMPACT()
     status = INCIDENT_STATUS()
     components = serializers.ListField(child=COMPONENT())

@@ -4,6 +4,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from config.inputs import InputSerializer, query_int, validated
+from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint
 from platform_app.api.identity.serializers import UserSerializer
 from platform_app.choices import Role
@@ -25,7 +26,7 @@ class WorkspaceStatsSerializer(serializers.Serializer):
     period_start = serializers.DateTimeField()
 
 
-class ActivitySerializer(serializers.ModelSerializer):
+class ActivitySerializer(ModelSerializer):
     actor = serializers.SerializerMethodField()
 
     class Meta:
@@ -36,7 +37,7 @@ class ActivitySerializer(serializers.ModelSerializer):
         return {"id": obj.actor_id, "email": obj.actor.email, "name": obj.actor.name} if obj.actor else None
 
 
-class MemberSerializer(serializers.ModelSerializer):
+class MemberSerializer(ModelSerializer):
     user = UserSerializer()
 
     class Meta:
@@ -48,7 +49,7 @@ class MemberUpdateInput(InputSerializer):
     role = serializers.ChoiceField(choices=Role.choices, help_text="owner, admin, developer, viewer or billing")
 
 
-class InvitationSerializer(serializers.ModelSerializer):
+class InvitationSerializer(ModelSerializer):
     """Never carries the token or its hash."""
 
     org_id = serializers.CharField(source="workspace_id")
