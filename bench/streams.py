@@ -33,47 +33,59 @@ from bench.harness import Bench, bench_arguments  # noqa: E402
 EVENT = re.compile(rb"id: (\d+)\nevent: log\ndata: line (\d+)\n\n")
 
 
-class Stream:
-    """One SSE client on a raw socket: records when each line arrived."""
+class Stream(asyncio.Protocol):
+    """One SSE client on a raw connection: notes when each piece of the body arrived, and reads it after the run
+    (a protocol's callback per read, no coroutine: the client's own work would otherwise delay what it measures)."""
 
     def __init__(self):
+        self.chunks: list[tuple[float, bytes]] = []
         self.arrived: dict[int, float] = {}
+        self.repeated = 0  # lines that arrived more than once
         self.ended = False
         self.status = 0
+        self.opened = asyncio.Event()
+        self.closed = asyncio.Event()
+        self._head = b""
+        self._tail = b""  # the end of the body so far, for `event: end` across two reads
 
-    async def run(self, host, port, path, opened: asyncio.Event, sem: asyncio.Semaphore):
+    async def run(self, host, port, path, sem: asyncio.Semaphore):
         async with sem:
-            reader, writer = await asyncio.open_connection(host, port)
-            writer.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n".encode())
-            await writer.drain()
-            head = await reader.readuntil(b"\r\n\r\n")
-            self.status = int(head.split(b" ", 2)[1])
-            buffer = b""
-            while self.status == 200 and b": stream open" not in buffer:
-                data = await reader.read(4096)
-                if not data:
-                    break
-                buffer += data
-        opened.set()
-        if self.status != 200:
-            writer.close()
+            loop = asyncio.get_running_loop()
+            self.transport, _ = await loop.create_connection(lambda: self, host, port)
+            self.transport.write(f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n"
+                                 .encode())
+            await self.opened.wait()
+
+    def data_received(self, data: bytes) -> None:
+        if not self.opened.is_set():  # the head and the first comment: read as they come
+            self._head += data
+            if b"\r\n\r\n" in self._head and not self.status:
+                self.status = int(self._head.split(b" ", 2)[1])
+            if self.status and (self.status != 200 or b": stream open" in self._head):
+                self.opened.set()
             return
-        try:
-            while not self.ended:
-                data = await reader.read(65536)
-                if not data:
-                    break
-                now = time.perf_counter()
-                buffer += data
-                for match in EVENT.finditer(buffer):
-                    self.arrived.setdefault(int(match[2]), now)
-                if b"event: end" in buffer:
-                    self.ended = True
-                cut = buffer.rfind(b"\n\n")
-                if cut >= 0:
-                    buffer = buffer[cut + 2:]
-        finally:
-            writer.close()
+        self.chunks.append((time.perf_counter(), data))
+        if b"event: end" in self._tail + data:
+            self.ended = True
+            self.transport.close()
+        self._tail = data[-16:]
+
+    def connection_lost(self, exc) -> None:
+        self.opened.set()
+        self.closed.set()
+
+    def read_lines(self) -> None:
+        """Each line's arrival: the time of the read that completed its event."""
+        buffer = b""
+        for at, data in self.chunks:
+            buffer += data
+            for match in EVENT.finditer(buffer):
+                if int(match[2]) in self.arrived:
+                    self.repeated += 1
+                self.arrived.setdefault(int(match[2]), at)
+            cut = buffer.rfind(b"\n\n")
+            if cut >= 0:
+                buffer = buffer[cut + 2:]
 
 
 def pct(values, q):
@@ -172,12 +184,10 @@ async def measure(bench, args, deployment, token):
     host, port = urlsplit(bench.url).hostname, urlsplit(bench.url).port
     path = f"/v1/orgs/bench/deployments/{deployment.pk}/logs/stream?token={token}"
     streams = [Stream() for _ in range(args.streams)]
-    opened = [asyncio.Event() for _ in streams]
     sem = asyncio.Semaphore(100)  # connects in flight at once
     start = time.perf_counter()
     memory_before = resident_kib(worker_pids(bench))
-    tasks = [asyncio.create_task(s.run(host, port, path, o, sem)) for s, o in zip(streams, opened)]
-    await asyncio.wait_for(asyncio.gather(*(o.wait() for o in opened)), 120)
+    await asyncio.wait_for(asyncio.gather(*(s.run(host, port, path, sem) for s in streams)), 120)
     bad = sum(1 for s in streams if s.status != 200)
     print(f"{args.streams} streams open in {time.perf_counter() - start:.1f} s ({bad} not 200)", flush=True)
     memory_open = resident_kib(worker_pids(bench))
@@ -215,12 +225,13 @@ async def measure(bench, args, deployment, token):
         connection.close()
 
     await asyncio.to_thread(finish)
-    done, pending = await asyncio.wait(tasks, timeout=20)
-    for task in pending:
-        task.cancel()
+    await asyncio.wait([asyncio.ensure_future(s.closed.wait()) for s in streams], timeout=20)
+    for stream in streams:
+        stream.transport.close()
+        stream.read_lines()
 
     latencies = [s.arrived[n] - sent[n] for s in streams for n in s.arrived if n in sent]
-    complete = sum(1 for s in streams if set(s.arrived) == set(sent))
+    complete = sum(1 for s in streams if set(s.arrived) == set(sent) and not s.repeated)
     print(f"lines appended: {args.lines} every {args.interval * 1000:.0f} ms; streams that got every line exactly "
           f"once: {complete}/{args.streams}; ended with `end`: {sum(s.ended for s in streams)}")
     print(f"line latency (log_append → stream): p50 {pct(latencies, 50):.1f} ms, p95 {pct(latencies, 95):.1f} ms, "

@@ -37,6 +37,9 @@ AGENT_HEARTBEAT_TIMEOUT_SECONDS = env.int("AGENT_HEARTBEAT_TIMEOUT_SECONDS", def
 LOG_ARCHIVE_AFTER_MINUTES = env.int("LOG_ARCHIVE_AFTER_MINUTES", default=10)
 LOG_ARCHIVE_BATCH = env.int("LOG_ARCHIVE_BATCH", default=50)  # about 0.7 s a run at the scale set
 LOG_RETENTION_DAYS = env.int("LOG_RETENTION_DAYS", default=0)
+# How often a worker process wakes its open streams a second, together, at most (each wake-up is a write): past a
+# thousand streams a process batches lines into fewer writes (docs/deployment.md, Log streams). 0: no batching.
+STREAM_WAKES_PER_SECOND = env.int("STREAM_WAKES_PER_SECOND", default=20000)
 
 DEPLOYMENTS_BEAT = {
     "deployments-reap-stuck": {"task": "platform_app.tasks.deployments.deployments_reap_stuck",

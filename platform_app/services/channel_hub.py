@@ -4,9 +4,13 @@ One Redis pub/sub connection per event loop, so one per ASGI worker process, fan
 subscriber by channel: a thousand open streams cost one Redis connection, not a thousand. Publishers use the
 ordinary client (`PUBLISH channel payload`); subscribers only learn that something arrived and re-read their
 source of truth, so a missed message costs latency, never data.
+
+A process with many subscribers batches: `_wake_gap` spaces the wake-ups of a channel's subscribers so the process
+wakes them about STREAM_WAKES_PER_SECOND times a second together; messages in between are one wake-up.
 """
 import asyncio
 import logging
+import math
 import weakref
 
 from django.conf import settings
@@ -21,6 +25,7 @@ class Subscription:
         self.hub, self.channel = hub, channel
         self._pending = False  # a message arrived while nobody waited
         self._waiter: asyncio.Future | None = None
+        self._deadline = 0.0  # when the current wait times out (the loop's clock)
 
     @property
     def generation(self) -> int:
@@ -28,18 +33,17 @@ class Subscription:
         return self.hub._generations.get(self.channel, 0)
 
     async def wait(self, timeout: float) -> bool:
-        """True once a message arrived since the last wait (at once if one is pending), False on timeout."""
+        """True once a message arrived since the last wait (at once if one is pending), False on timeout (up to
+        TIMEOUT_STEP late: the waits of a process that time out together share one timer)."""
         if self._pending:
             self._pending = False
             return True
-        # a bare future and a timer: cheaper than wait_for's task when a thousand streams wake together
         loop = asyncio.get_running_loop()
         self._waiter = waiter = loop.create_future()
-        timer = loop.call_later(timeout, _settle, waiter, False)
+        self._deadline = self.hub._time_out(self, loop.time() + timeout)
         try:
             return await waiter
         finally:
-            timer.cancel()
             self._waiter = None
 
     def _notify(self) -> None:
@@ -63,6 +67,9 @@ class ChannelHub:
         self._channels: dict[str, set[Subscription]] = {}
         self._generations: dict[str, int] = {}
         self._tick = 0
+        self._subscribers = 0  # local subscribers across channels
+        self._due: set[str] = set()  # channels whose wake-up waits for the next tick
+        self._timeouts: dict[float, set[Subscription]] = {}  # by deadline: the waits that time out then
         self._pubsub = None  # set while the reader task holds a working connection
         self._task: asyncio.Task | None = None
         self._outage = False  # logged once per outage, not once per retry
@@ -78,6 +85,7 @@ class ChannelHub:
             local = self._channels[channel] = set()
             self._bump(channel)
         local.add(sub)
+        self._subscribers += 1
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
         elif len(local) == 1 and self._pubsub is not None:
@@ -92,6 +100,7 @@ class ChannelHub:
         if local is None or sub not in local:
             return
         local.discard(sub)
+        self._subscribers -= 1
         if local:
             return
         del self._channels[sub.channel]
@@ -118,10 +127,36 @@ class ChannelHub:
         self._generations[channel] = self._tick
 
     def _wake(self, channels) -> None:
+        gap = _wake_gap(self._subscribers)
         for channel in list(channels):
-            self._bump(channel)
-            for sub in self._channels.get(channel, ()):
-                sub._notify()
+            if not gap:
+                self._notify(channel)
+            elif channel not in self._due:
+                self._due.add(channel)
+                loop = asyncio.get_running_loop()
+                loop.call_at(math.ceil(loop.time() / gap) * gap, self._notify, channel)
+
+    def _time_out(self, sub: Subscription, deadline: float) -> float:
+        """Have `sub`'s wait time out at `deadline` rounded up to TIMEOUT_STEP, with every wait due then: one timer
+        for them all, where a timer each cost a heap entry each and a heap rebuilt as they were cancelled."""
+        at = math.ceil(deadline / TIMEOUT_STEP) * TIMEOUT_STEP
+        due = self._timeouts.get(at)
+        if due is None:
+            due = self._timeouts[at] = set()
+            asyncio.get_running_loop().call_at(at, self._timed_out, at)
+        due.add(sub)
+        return at
+
+    def _timed_out(self, at: float) -> None:
+        for sub in self._timeouts.pop(at, ()):
+            if sub._deadline <= at and sub._waiter is not None:  # not woken meanwhile, nor waiting again since
+                _settle(sub._waiter, False)
+
+    def _notify(self, channel: str) -> None:
+        self._due.discard(channel)
+        self._bump(channel)
+        for sub in self._channels.get(channel, ()):
+            sub._notify()
 
     async def _run(self) -> None:
         """Hold the connection while anything is subscribed: (re)connect, subscribe, dispatch."""
@@ -156,6 +191,20 @@ class ChannelHub:
                     pass
             if self._channels and self._task is me:
                 await asyncio.sleep(1.0)
+
+
+TIMEOUT_STEP = 0.25  # seconds: waits that time out within one step share a timer
+WAKE_STEP = 0.05  # seconds: the unit of the gap between wake-ups (below one step, none)
+WAKE_MAX_GAP = 1.0  # seconds: the longest a message waits for its wake-up
+
+
+def _wake_gap(subscribers: int) -> float:
+    """Seconds between a channel's wake-ups for a process with this many subscribers: each wake-up is about one
+    write per subscriber, so `subscribers / STREAM_WAKES_PER_SECOND`, in steps of WAKE_STEP up to WAKE_MAX_GAP."""
+    budget = settings.STREAM_WAKES_PER_SECOND
+    if budget <= 0:
+        return 0.0
+    return min(math.floor(subscribers / budget / WAKE_STEP) * WAKE_STEP, WAKE_MAX_GAP)
 
 
 def _settle(waiter: asyncio.Future, value) -> None:

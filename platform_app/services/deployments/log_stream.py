@@ -32,6 +32,7 @@ RunSync = Callable[[Callable], Awaitable]
 # Few threads: every open stream of the process shares them, and each holds at most one database connection.
 _READS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="stream-read")
 _inflight: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
+_reading: set = set()  # the reads in flight
 
 
 async def run_in_pool(fn: Callable):
@@ -47,20 +48,39 @@ async def run_in_pool(fn: Callable):
 
 
 async def shared_read(key, make: Callable[[], Awaitable]):
-    """Await `make()`, or join the identical read another stream of this loop already has in flight."""
-    pending = _inflight.setdefault(asyncio.get_running_loop(), {})
-    task = pending.get(key)
-    if task is None:
-        task = pending[key] = asyncio.ensure_future(make())
+    """Await `make()`, or join the identical read another stream of this loop already has in flight. Each waiter
+    has a future of its own, settled by the read's one callback: cancelling a waiter (its client left) leaves the
+    read to the others."""
+    loop = asyncio.get_running_loop()
+    pending = _inflight.get(loop)
+    if pending is None:
+        pending = _inflight[loop] = {}
+    waiters = pending.get(key)
+    if waiters is None:
+        waiters = pending[key] = []
+        read = asyncio.ensure_future(make())
+        _reading.add(read)  # the loop keeps only a weak reference to a task
+        read.add_done_callback(partial(_read_done, pending, key, waiters))
+    waiter = loop.create_future()
+    waiters.append(waiter)
+    return await waiter
 
-        def done(finished):
-            if pending.get(key) is finished:
-                del pending[key]
-            if not finished.cancelled():
-                finished.exception()  # retrieved: every waiter gets it through the shield
 
-        task.add_done_callback(done)
-    return await asyncio.shield(task)
+def _read_done(pending: dict, key, waiters: list, read: asyncio.Future) -> None:
+    _reading.discard(read)
+    if pending.get(key) is waiters:
+        del pending[key]
+    if read.cancelled():
+        for waiter in waiters:
+            waiter.cancel()
+        return
+    error = read.exception()
+    for waiter in waiters:
+        if not waiter.done():
+            if error is None:
+                waiter.set_result(read.result())
+            else:
+                waiter.set_exception(error)
 
 
 def _log_after(deployment_id: str, after: int) -> tuple[str | None, int, int, bytes]:
@@ -94,7 +114,8 @@ async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float =
     sub = await hub.subscribe(log_channel(deployment_id)) if hub else None
     try:
         started = idle_since = time.monotonic()
-        checked = _recheck_period(access_key, recheck)  # the request that opened the stream was checked
+        offset = _recheck_offset(access_key, recheck)
+        checked = _recheck_period(offset, recheck)  # the request that opened the stream was checked
         last = after
         yield b": stream open\n\n"
         while time.monotonic() - started < max_seconds:
@@ -102,7 +123,7 @@ async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float =
             status, count, last_read, chunk = await shared_read(
                 key, partial(run, partial(_log_after, deployment_id, last)))
             # checked after the read, so no line goes out more than `recheck` seconds after the last check
-            if access_lost is not None and (period := _recheck_period(access_key, recheck)) != checked:
+            if access_lost is not None and (period := _recheck_period(offset, recheck)) != checked:
                 checked = period
                 reason = await (run(access_lost) if access_key is None else
                                 shared_read(("access", access_key, period), partial(run, access_lost)))
@@ -134,9 +155,13 @@ async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float =
             await sub.close()
 
 
-def _recheck_period(access_key, recheck: float) -> int:
-    """The number of the current `recheck`-second period for this key, its start offset by the key's hash."""
-    offset = zlib.crc32(repr(access_key).encode()) % 1000 / 1000 * recheck
+def _recheck_offset(access_key, recheck: float) -> float:
+    """Where this key's `recheck`-second periods start, by the key's hash (taken once: a repr is not cheap)."""
+    return zlib.crc32(repr(access_key).encode()) % 1000 / 1000 * recheck
+
+
+def _recheck_period(offset: float, recheck: float) -> int:
+    """The number of the current `recheck`-second period of a key whose periods start at `offset`."""
     return int((time.time() + offset) // recheck)
 
 

@@ -118,6 +118,7 @@ class AsgiStream:
         self.gone = asyncio.Event()
         self.requested = False
         self.text = ""
+        self.log_writes = 0  # body messages carrying log events
         self.task = asyncio.ensure_future(application(scope, self.receive, self.messages.put))
 
     async def receive(self):
@@ -137,6 +138,7 @@ class AsgiStream:
         while not done(self.text):
             message = await asyncio.wait_for(self.messages.get(), 30)
             self.text += message.get("body", b"").decode()
+            self.log_writes += b"event: log" in message.get("body", b"")
             if not message.get("more_body"):
                 break
         return self.text
@@ -199,6 +201,36 @@ def test_asgi_stream_holds_no_request_thread_and_resumes_exactly(transactional_d
 
 
 @pytest.mark.integration
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it): without it streams poll")
+def test_a_process_with_many_streams_batches_their_lines_into_fewer_writes(transactional_db, alice, deployment,
+                                                                           settings):
+    """Three streams against a budget of 15 wake-ups a second: the process wakes them at ticks 0.2 s apart, so
+    lines appended every 20 ms reach every stream whole and once each, several to a write."""
+    settings.STREAM_WAKES_PER_SECOND = 15
+    headers = {"Authorization": f"Bearer {session_start(user=alice).access_token}"}
+
+    async def main():
+        streams = [AsgiStream(URL.format(deployment.pk), headers) for _ in range(3)]
+        for stream in streams:
+            assert (await stream.start())["status"] == 200
+        await asyncio.gather(*(s.read_until(lambda text: "stream open" in text) for s in streams))
+        started = time.monotonic()
+        for n in range(1, 31):
+            await in_thread(log_append, deployment, f"line {n}")
+            await asyncio.sleep(0.02)
+        await asyncio.gather(*(s.read_until(lambda text: 30 in log_ids(text)) for s in streams))
+        elapsed = time.monotonic() - started
+        await in_thread(Deployment.objects.filter(pk=deployment.pk).update, status="ready")
+        await asyncio.gather(*(s.read_until(lambda text: "event: end" in text) for s in streams))
+        return streams, elapsed
+
+    streams, elapsed = asyncio.run(main())
+    for stream in streams:
+        assert log_ids(stream.text) == list(range(1, 31))
+        assert stream.log_writes <= min(elapsed / 0.2 + 2, 15), (stream.log_writes, elapsed)
+
+
+@pytest.mark.integration
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")
 def test_hub_shares_one_redis_subscription_between_local_streams(transactional_db, deployment):
     """Two local subscribers of a channel: one Redis subscription; a log line wakes both; after the last one
@@ -231,6 +263,37 @@ def test_hub_shares_one_redis_subscription_between_local_streams(transactional_d
     woken, still = asyncio.run(main())
     assert woken == [True, True] and still == 1
     assert LogLine.objects.get(deployment=deployment).text == "hello"
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="needs REDIS_URL (CI sets it)")
+def test_a_hub_wait_times_out_on_its_own_deadline_whatever_waits_shared_its_timer(transactional_db, deployment):
+    """Waits due at about the same moment share one timer: a wait woken by a message, then waiting again for
+    longer, is not ended by its first deadline's timer; fifty waits due together all time out, none early."""
+    from platform_app.services.channel_hub import channel_hub, channel_hub_close
+
+    async def main():
+        hub = channel_hub()
+        subs = [await hub.subscribe(log_channel(deployment.pk))]
+        subs += [await hub.subscribe("quiet") for _ in range(49)]  # no message comes on this one
+        await wait_for(lambda: hub.healthy, "the hub never connected")
+        for sub in subs:
+            await sub.wait(0)  # drop the wake-up that follows connecting
+        first = asyncio.ensure_future(subs[0].wait(0.3))
+        await asyncio.sleep(0.05)
+        await in_thread(log_append, deployment, "hello")
+        woken = await first
+        started = time.monotonic()
+        results = await asyncio.gather(subs[0].wait(1.5), *(sub.wait(0.5) for sub in subs[1:]))
+        waited = time.monotonic() - started
+        for sub in subs:
+            await sub.close()
+        await channel_hub_close()
+        return woken, results, waited
+
+    woken, results, waited = asyncio.run(main())
+    assert woken is True
+    assert results == [False] * 50 and waited >= 1.5
 
 
 def test_streams_of_one_credential_share_each_recheck_and_end_together(transactional_db, deployment):
