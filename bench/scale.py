@@ -113,7 +113,8 @@ def build_scale_set(scale: float) -> dict:
               "log lines": LogLine.objects.count()}
     print(f"scale set in {time.perf_counter() - started:.0f} s: "
           + ", ".join(f"{v:,} {k}" for k, v in counts.items()) + f"; build log table {log_table()}", flush=True)
-    return {"owner": owner, "big": big, "project": Project.objects.get(pk=f"prj_b{1:019d}"), "long_log": long_log}
+    return {"owner": owner, "big": big, "project": Project.objects.get(pk=f"prj_b{1:019d}"), "long_log": long_log,
+            "template": template.pk}
 
 
 def deep_cursor(url: str, path: str, depth: int) -> str:
@@ -196,8 +197,11 @@ def beat_runs() -> None:
         started = time.perf_counter()
         with CaptureQueriesContext(connection) as queries:
             result = task.run()
-        print(f"  beat {function}: {time.perf_counter() - started:.2f} s, {len(queries)} statements, "
-              f"result {result!r}"[:200], flush=True)
+        took = time.perf_counter() - started
+        print(f"  beat {function}: {took:.2f} s, {len(queries)} statements, result {result!r}"[:200], flush=True)
+        if took > 1:  # over the goal: where its time went
+            for query in sorted(queries.captured_queries, key=lambda q: -float(q["time"]))[:3]:
+                print(f"    {float(query['time']):.2f} s: {query['sql'][:300]}", flush=True)
 
 
 def placement_run(big) -> None:
@@ -221,6 +225,40 @@ def placement_run(big) -> None:
             instances_place(workspace=big)
         print(f"  placement for the big customer, {label}: {(time.perf_counter() - started) * 1000:.0f} ms, "
               f"{len(queries)} statements", flush=True)
+
+
+def log_table_under_builds(template_pk: str, cycles: int = 8, builds: int = 40, lines: int = 500) -> None:
+    """Beat minutes with builds finishing: each cycle `builds` builds of `lines` lines end (as long ago as the
+    archive waits) and the archive task runs once, as beat runs it every minute; the table after each run. The
+    scale set's imported lines are a backlog from before archiving: for this phase their builds count as ended a
+    moment ago, so the cycles show the steady state of new builds (the backlog drains LOG_ARCHIVE_BATCH logs a run).
+    A bench minute takes seconds, so it runs the VACUUM that autovacuum would run within a real one."""
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.db import connection
+    from django.utils import timezone
+
+    from platform_app.models import Deployment, LogLine
+    from platform_app.services.deployments.log_archive import logs_archive_due
+
+    Deployment.objects.filter(log_archive="", status="ready").update(finished_at=timezone.now())
+    line = LogLine.objects.filter(deployment_id=template_pk).values_list("pk", flat=True).first()
+    ended = f"'{(timezone.now() - timedelta(minutes=settings.LOG_ARCHIVE_AFTER_MINUTES + 1)).isoformat()}'"
+    print(f"  build log table while {builds} builds of {lines:,} lines end a minute: {log_table()} before")
+    for cycle in range(1, cycles + 1):
+        first = (cycle - 1) * builds
+        clone(Deployment, template_pk, builds, {"id": key("dpl", "n", f"g + {first}"), "finished_at": ended})
+        clone(LogLine, line, builds * lines, {"deployment_id": key("dpl", "n", f"(g - 1) / {lines} + 1 + {first}"),
+                                              "seq": f"(g - 1) % {lines} + 1"})
+        grown = log_table()
+        started = time.perf_counter()
+        archived = logs_archive_due()
+        took = time.perf_counter() - started
+        with connection.cursor() as cursor:  # what autovacuum does within its minute past 20,000 dead rows (0035)
+            cursor.execute("VACUUM platform_app_logline")
+        print(f"    minute {cycle}: {grown} with the new logs; archive run {took:.2f} s, {archived} logs; "
+              f"then, vacuumed, {log_table()}", flush=True)
 
 
 def log_table() -> str:
@@ -274,6 +312,7 @@ def main() -> None:
         print("beat tasks over the whole set:")
         beat_runs()
         print(f"  build log table after one archive run: {log_table()}")
+        log_table_under_builds(made["template"])
         placement_run(made["big"])
         print("web workers after the load: " + ", ".join(bench.worker_memory()))
 
