@@ -1,15 +1,23 @@
 """Per-project, per-minute counters of what the edge served: requests, 5xx answers, a latency histogram and the
-bytes of the answers, plus a per-deployment, per-hour request count, kept in the cache (Redis in production; never
-a database write). Alerts read windows of them; billing's metering task rolls finished hours into usage records.
+bytes of the answers, plus per-hour requests and bytes, kept in the cache (Redis in production; never a database
+write). Alerts read windows of them; billing's metering task rolls finished hours into usage records.
 
 `record` is called once per served request by platform_app/edge.py and only counts in the process; the counts
 reach the cache in one pipelined round trip at most every EDGE_METRICS_FLUSH_SECONDS (a request's own cost stays
 a dict update). `window`, which the alert metrics read, flushes this process's counts first. A process that dies
-loses at most its last unflushed second."""
+loses at most its last unflushed second.
+
+Which projects (and deployments) were served in an hour is a Redis set with Redis; without it (one machine, the
+file cache) a folder of empty files named by id under DATA_DIR/edge-marks, one folder per hour: creating a file is
+atomic and idempotent across the machine's processes, as SADD is. Metering reads those, never every project."""
+import contextlib
 import logging
+import os
+import re
 import threading
 import time
 from collections import Counter, defaultdict
+from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache, caches
@@ -41,16 +49,12 @@ def _key(project_id: str, minute: int, name: str) -> str:
     return f"edgem:{project_id}:{minute}:{name}"
 
 
-def _visit_key(deployment_id: str, hour: int) -> str:
-    return f"edgev:{deployment_id}:{hour}"
-
-
 def _hour_key(project_id: str, hour: int, name: str) -> str:
     return f"edgeh:{project_id}:{hour}:{name}"
 
 
 def _served_key(hour: int) -> str:
-    """The set of the projects served in an hour (Redis only): metering reads those, not every project."""
+    """The set of the projects served in an hour: metering reads those, not every project."""
     return f"edges:{hour}"
 
 
@@ -63,7 +67,9 @@ def _bucket(duration_ms: float) -> int:
 
 
 _pending: Counter = Counter()  # cache key → count not yet flushed
-_members: dict = defaultdict(set)  # set key → members not yet flushed (Redis only)
+_members: dict = defaultdict(set)  # set key → members not yet flushed
+_marked: dict[str, set[str]] = {}  # mark folder → ids this process marked there: the MARKED_FOLDERS newest
+MARKED_FOLDERS = 4  # a forgotten folder's ids are only touched again
 _pending_lock = threading.Lock()
 _last_flush = 0.0
 
@@ -84,7 +90,6 @@ def record(project_id: str, status: int, duration_seconds: float, *, at: float |
             _pending[_key(project_id, minute, "bytes")] += size
             _pending[_hour_key(project_id, hour, "bytes")] += size
         if deployment_id:
-            _pending[_visit_key(deployment_id, hour)] += 1
             _members[_visited_key(hour)].add(deployment_id)
         due = time.monotonic() - _last_flush >= settings.EDGE_METRICS_FLUSH_SECONDS
         if due:
@@ -122,8 +127,55 @@ def flush() -> None:
                 cache.incr(k, n)
             except ValueError:
                 cache.set(k, n, timeout=ttl)
+        for name, values in members.items():
+            _marks_add(name, values)
     except Exception as exc:  # noqa: BLE001 - the cache is down or refuses: metrics are best effort
         _warn("not recorded", exc)
+
+
+# Marks: the hour's sets without Redis ---------------------------------------------------------------------
+
+_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # project and deployment ids: nothing else becomes a file name
+
+
+def _marks_root() -> Path:
+    return Path(settings.DATA_DIR) / "edge-marks"
+
+
+def _marks_folder(name: str) -> Path:
+    return _marks_root() / name.replace(":", "-")  # "edges:<hour>" → edges-<hour>
+
+
+def _marks_add(name: str, values) -> None:
+    folder = _marks_folder(name)
+    done = _marked.get(str(folder))
+    if done is None:
+        folder.mkdir(parents=True, exist_ok=True)
+        _marks_sweep(keep_after=int(name.rsplit(":", 1)[1]) - settings.EDGE_METRICS_TTL_SECONDS // 3600)
+        done = _marked[str(folder)] = set()
+        while len(_marked) > MARKED_FOLDERS:
+            del _marked[next(iter(_marked))]
+    for value in values:
+        if value not in done and _ID.match(value):
+            os.close(os.open(folder / value, os.O_CREAT | os.O_WRONLY, 0o600))
+            done.add(value)
+
+
+def _marks_sweep(*, keep_after: int) -> None:
+    """Remove the folders of hours up to `keep_after` (past the counters' lifetime), once per new hour; another
+    process removing the same folder meanwhile is no error."""
+    for folder in _marks_root().iterdir():
+        hour = folder.name.rsplit("-", 1)[-1]
+        if hour.isdigit() and int(hour) <= keep_after:
+            with contextlib.suppress(OSError):
+                for mark in folder.iterdir():
+                    mark.unlink(missing_ok=True)
+                folder.rmdir()
+
+
+def _marks(name: str) -> set[str]:
+    folder = _marks_folder(name)
+    return set(os.listdir(folder)) if folder.is_dir() else set()
 
 
 def window(project_id: str, minutes: int, *, now: float | None = None) -> dict:
@@ -145,11 +197,11 @@ def window(project_id: str, minutes: int, *, now: float | None = None) -> dict:
             "buckets": [total(f"b{i}") for i in range(len(BUCKETS_MS) + 1)]}
 
 
-def _set_members(name: str) -> set[str] | None:
-    """A Redis set's members; None where the cache is not Redis (no sets: the caller asks about every candidate)."""
+def _set_members(name: str) -> set[str]:
+    """The members of an hour's set: a Redis set's, else the marks'."""
     backend = caches["default"]
     if not isinstance(backend, RedisCache):
-        return None
+        return _marks(name)
     key = backend.make_and_validate_key(name)
     return {m.decode() for m in backend._cache.get_client(key).smembers(key)}
 
@@ -161,15 +213,13 @@ def _get_many(keys: list[str], batch: int = 2000) -> dict:
     return found
 
 
-def hour_totals(hour_start: float, candidates) -> dict[str, dict]:
+def hour_totals(hour_start: float) -> dict[str, dict]:
     """Requests and bytes per project the edge served in the hour starting at `hour_start` (a Unix time on the
-    hour), for those it served only: with Redis the hour's set of served projects names them, elsewhere each of
-    `candidates` (an iterable of project ids, asked in batches) is looked up."""
+    hour), for those it served only (the hour's set names them)."""
     flush()
     hour = _minute(hour_start) // 60
     try:
-        served = _set_members(_served_key(hour))
-        ids = list(served if served is not None else candidates)
+        ids = list(_set_members(_served_key(hour)))
         values = _get_many([_hour_key(pk, hour, name) for pk in ids for name in ("n", "bytes")])
     except Exception as exc:  # noqa: BLE001
         _warn("unreadable", exc)
@@ -182,21 +232,14 @@ def hour_totals(hour_start: float, candidates) -> dict[str, dict]:
     return totals
 
 
-def deployments_visited(hour_start: float, candidates) -> set[str]:
-    """Which deployments the edge served in the hour starting at `hour_start`: with Redis the hour's set of them,
-    elsewhere those of `candidates` (deployment ids) whose counter is above zero."""
+def deployments_visited(hour_start: float) -> set[str]:
+    """Which deployments the edge served in the hour starting at `hour_start` (the hour's set of them)."""
     flush()
-    hour = _minute(hour_start) // 60
     try:
-        visited = _set_members(_visited_key(hour))
-        if visited is not None:
-            return visited
-        keys = {_visit_key(pk, hour): pk for pk in candidates}
-        values = _get_many(list(keys)) if keys else {}
+        return _set_members(_visited_key(_minute(hour_start) // 60))
     except Exception as exc:  # noqa: BLE001
         _warn("unreadable", exc)
         return set()
-    return {keys[k] for k, v in values.items() if int(v) > 0}
 
 
 def p95_ms(buckets: list[int]) -> float | None:

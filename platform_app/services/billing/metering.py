@@ -92,7 +92,7 @@ def _storage(hour: datetime, now: datetime, acc: _Hour) -> None:
 
 def _edge(hour: datetime, acc: _Hour) -> None:
     """Only the projects the edge served that hour (edge_metrics names them), however many projects exist."""
-    totals = edge_metrics.hour_totals(hour.timestamp(), Project.objects.values_list("pk", flat=True).iterator())
+    totals = edge_metrics.hour_totals(hour.timestamp())
     projects = Project.objects.only("pk", "workspace_id", "name").in_bulk(list(totals))
     for pk, counts in totals.items():
         if pk in projects:
@@ -104,7 +104,7 @@ def _visits(hour: datetime) -> int:
     """Ready previews never visited so far that the edge served this hour get their first visit recorded."""
     unvisited = Deployment.objects.filter(status=Deployment.Status.READY, created_at__lt=hour + HOUR,
                                           visit__isnull=True).exclude(env="production")
-    served = edge_metrics.deployments_visited(hour.timestamp(), unvisited.values_list("pk", flat=True).iterator())
+    served = edge_metrics.deployments_visited(hour.timestamp())
     seen = list(unvisited.filter(pk__in=list(served)).values_list("pk", flat=True)) if served else []
     for pk in seen:
         DeploymentVisit.objects.get_or_create(deployment_id=pk, defaults={"first_at": hour})
