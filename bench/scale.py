@@ -201,7 +201,8 @@ def beat_runs() -> None:
         print(f"  beat {function}: {took:.2f} s, {len(queries)} statements, result {result!r}"[:200], flush=True)
         if took > 1:  # over the goal: where its time went
             for query in sorted(queries.captured_queries, key=lambda q: -float(q["time"]))[:3]:
-                print(f"    {float(query['time']):.2f} s: {query['sql'][:300]}", flush=True)
+                sql = query["sql"]
+                print(f"    {float(query['time']):.2f} s: {sql[:80]} ... {sql[sql.find(' FROM '):][:400]}", flush=True)
 
 
 def placement_run(big) -> None:
