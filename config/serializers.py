@@ -23,16 +23,10 @@ class KeptFields:
         if cls not in _PROTOTYPES:
             fields = super().get_fields()
             _PROTOTYPES[cls] = fields if all(_flat(f) for f in fields.values()) else None
-            if _PROTOTYPES[cls] is None:
-                return fields
         prototypes = _PROTOTYPES[cls]
         if prototypes is None:
             return super().get_fields()
         return {name: copy.copy(field) for name, field in prototypes.items()}
-
-
-class Serializer(KeptFields, serializers.Serializer):
-    pass
 
 
 class ModelSerializer(KeptFields, serializers.ModelSerializer):

@@ -128,13 +128,13 @@ class ChannelHub:
 
     def _wake(self, channels) -> None:
         gap = _wake_gap(self._subscribers)
+        tick = math.ceil(asyncio.get_running_loop().time() / gap) * gap if gap else None
         for channel in list(channels):
-            if not gap:
+            if tick is None:
                 self._notify(channel)
             elif channel not in self._due:
                 self._due.add(channel)
-                loop = asyncio.get_running_loop()
-                loop.call_at(math.ceil(loop.time() / gap) * gap, self._notify, channel)
+                asyncio.get_running_loop().call_at(tick, self._notify, channel)
 
     def _time_out(self, sub: Subscription, deadline: float) -> float:
         """Have `sub`'s wait time out at `deadline` rounded up to TIMEOUT_STEP, with every wait due then: one timer

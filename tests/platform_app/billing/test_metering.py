@@ -190,10 +190,7 @@ def test_without_redis_the_projects_other_processes_served_are_metered(project, 
     """Without Redis (one machine, the file cache) each process marks the projects it served in the hour's folder:
     metering reads the counts a separate process flushed, for the projects served, and an hour past the counters'
     lifetime loses its folder."""
-    import os
-    import subprocess
-
-    from tests.processes import PYTHON, ROOT, _PRIVATE
+    from tests.processes import child_env, manage
 
     settings.DATA_DIR = tmp_path
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
@@ -202,13 +199,10 @@ def test_without_redis_the_projects_other_processes_served_are_metered(project, 
     stale = int(hour.timestamp()) // 3600 - settings.EDGE_METRICS_TTL_SECONDS // 3600 - 1
     (tmp_path / "edge-marks" / f"edges-{stale}").mkdir(parents=True)
     (tmp_path / "edge-marks" / f"edges-{stale}" / project.pk).touch()
-    script = ("import django; django.setup(); from platform_app.services.automation import edge_metrics as m; "
+    script = ("from platform_app.services.automation import edge_metrics as m; "
               f"[m.record({project.pk!r}, 200, 0.01, at={hour.timestamp() + 60}, size=500) for _ in range(3)]; "
               "m.flush()")
-    env = {k: v for k, v in os.environ.items() if k not in _PRIVATE}
-    env.update(DJANGO_SETTINGS_MODULE="config.settings.local", DATA_DIR=str(tmp_path))
-    done = subprocess.run([PYTHON, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
+    manage(child_env(data_dir=tmp_path), "shell", "--no-imports", "-c", script, timeout=120)
 
     usage_hour_record(hour=hour)
     assert usage() == {(project.pk, hour, "edge_requests"): 3, (project.pk, hour, "edge_bytes"): 1500}
