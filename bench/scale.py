@@ -5,13 +5,14 @@
 
 Builds the scale set in a scratch PostgreSQL database with `INSERT ... SELECT generate_series` (each table's rows
 are copies of one row the services made, so every column holds what the platform writes): 10,000 workspaces,
-100,000 projects, 1,000,000 ready deployments with two events each, ten build-log lines for each of the big
-customer's deployments and a 2,000-line log for one of them. The big customer is one workspace holding 5,000 of
-the projects and 200,000 of the deployments. Then, with wrk and an API token of the big customer's owner: the
-project list, the deployment list (the first page, and a page 5,000 rows deep through the cursor), one
-deployment, its events, the replay of the 2,000-line log; the dashboard's project list and deployment page with a
-signed-in session; each query's rows read against rows returned (EXPLAIN ANALYZE); a run of each beat task
-over the whole set: seconds and statements; and the placement a node's heartbeat runs for the big customer.
+100,000 projects, 1,000,000 ready deployments (each built in 40 s, with an archive of 1-5 MB) with two events
+each, ten build-log lines for each of the big customer's deployments and a 2,000-line log for one of them. The big
+customer is one workspace holding 5,000 of the projects and 200,000 of the deployments. Then, with wrk and an API
+token of the big customer's owner: the project list, the deployment list (the first page, and a page 5,000 rows
+deep through the cursor), one deployment, its events, the replay of the 2,000-line log; the dashboard's project
+list and deployment page with a signed-in session; each query's rows read against rows returned (EXPLAIN ANALYZE);
+a run of each beat task over the whole set: seconds and statements; and the placement a node's heartbeat runs for
+the big customer.
 Figures and design: docs/performance.md.
 """
 import argparse
@@ -87,12 +88,15 @@ def build_scale_set(scale: float) -> dict:
           {"id": key("prj", "s", "g"), "slug": "'p-' || g", "name": "'P ' || g",
            "workspace_id": key("org", "s", f"(g - 1) % {others} + 1")})
     minutes = "now() - (g || ' minutes')::interval"
+    # each build ran 40 s and left an archive of 1-5 MB: what metering reads (its builds and storage)
+    built = {"created_at": minutes, "started_at": f"{minutes} - interval '40 seconds'", "ready_at": minutes,
+             "finished_at": minutes, "artifact_bytes": "1000000 + (g * 7919) % 4194304"}
     clone(Deployment, template.pk, n["big_deployments"],
           {"id": key("dpl", "b", "g"), "project_id": key("prj", "b", f"(g - 1) % {n['big_projects']} + 1"),
-           "created_at": minutes, "ready_at": minutes, "finished_at": minutes})
+           **built})
     clone(Deployment, template.pk, n["deployments"] - n["big_deployments"],
           {"id": key("dpl", "s", "g"), "project_id": key("prj", "s", f"(g - 1) % {small} + 1"),
-           "created_at": minutes, "ready_at": minutes, "finished_at": minutes})
+           **built})
     for series, count in (("b", n["big_deployments"]), ("s", n["deployments"] - n["big_deployments"])):
         for kind in ("'queued'", "'ready'"):
             clone(DeploymentEvent, event.pk, count, {"deployment_id": key("dpl", series, "g"), "type": kind})

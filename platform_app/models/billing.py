@@ -44,9 +44,11 @@ class UsageRecord(models.Model):
     by the metering task from what the platform already knows; one row per (workspace, project, hour, meter), so
     running it again never counts twice. `project_ref` keeps the project's id after the project is deleted."""
 
-    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="usage_records")
+    # indexed below, not each on its own: every index is written by each of the metering's many inserts
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="usage_records",
+                                  db_index=False)
     project = models.ForeignKey("platform_app.Project", null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="usage_records")
+                                related_name="usage_records", db_index=False)
     project_ref = models.CharField(max_length=40, help_text="the project's id, kept when it is deleted")
     project_name = models.CharField(max_length=100, blank=True)
     hour = models.DateTimeField(help_text="start of the hour, UTC")
@@ -56,7 +58,11 @@ class UsageRecord(models.Model):
 
     class Meta:
         ordering = ("-hour", "meter")
-        indexes = [models.Index(fields=["workspace", "hour"])]
+        indexes = [models.Index(fields=["workspace", "hour"]),
+                   models.Index(fields=["project"], name="usage_record_project"),  # a project's deletion
+                   # metering (services/billing/metering.py): where an hour's storage batches got to, and the
+                   # records a run may raise, without reading the hour's other records
+                   models.Index(fields=["hour", "meter", "project_ref"], name="usage_record_hour_meter")]
         constraints = [models.UniqueConstraint(fields=["workspace", "project_ref", "hour", "meter"],
                                                name="usage_record_unique_hour_meter")]
 

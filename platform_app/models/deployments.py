@@ -94,6 +94,8 @@ class Deployment(models.Model):
                          condition=models.Q(log_archive="", log_expired_at__isnull=True)),
             models.Index(fields=["finished_at"], name="deployment_log_unexpired",
                          condition=models.Q(log_expired_at__isnull=True)),
+            # metering (services/billing/metering.py): the builds of an hour, those still running (NULL) included
+            models.Index(fields=["finished_at"], name="deployment_finished"),
             # placement, at every node's heartbeat (services/agents/agents.py `_wanted`): the ready deployments
             # nodes run, not every static one a workspace ever built
             models.Index(fields=["project", "-ready_at"], name="deployment_runtime_ready",

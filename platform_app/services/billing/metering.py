@@ -7,7 +7,8 @@ Each finished hour is computed from its sources, never added to:
 - instance seconds per size: each `Instance` row from `created_at` (placed) to its end: `updated_at` once it is
   stopped, lost or crashed, now while it is live; a component's instance counts as the component's size, any
   other as INSTANCE_DEFAULT_SIZE_KEY (the INSTANCE_* sandbox defaults);
-- storage byte-hours: deployment archives (`artifact_bytes`, from the end of their build) and volumes (`size_gb`).
+- storage byte-hours: deployment archives (`artifact_bytes`, from the end of their build), in batches of projects
+  (BILLING_METER_STORAGE_BATCH a run, so a run stays bounded at a million archives), and volumes (`size_gb`).
 Buckets and database backups do not exist on this platform yet, so they are not metered.
 
 A record is written once per (workspace, project, hour, meter) and only ever raised to the newly computed
@@ -18,8 +19,8 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import Q, Sum
+from django.db import connection
+from django.db.models import Max, Q, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -42,6 +43,14 @@ def _overlap(start: datetime, end: datetime | None, hour: datetime, now: datetim
     return max(0.0, (stop - begin).total_seconds())
 
 
+ID_BATCH = 10_000  # ids per `IN (...)`: a statement holds at most 65,535 parameters on PostgreSQL
+
+
+def _batched(ids) -> list:
+    ids = list(ids)
+    return [ids[i:i + ID_BATCH] for i in range(0, len(ids), ID_BATCH)]
+
+
 class _Hour:
     """The quantities of one hour, by (workspace, project, meter)."""
 
@@ -49,63 +58,96 @@ class _Hour:
         self.quantities: dict = defaultdict(float)
         self.projects: dict = {}  # project id → (workspace id, name)
 
-    def add(self, project, meter: str, quantity: float) -> None:
+    def add(self, project: tuple, meter: str, quantity: float) -> None:
+        """`project`: (id, workspace id, name), as the readers below select it with their rows."""
         if quantity > 0:
-            self.projects[project.pk] = (project.workspace_id, project.name)
-            self.quantities[(project.workspace_id, project.pk, meter)] += quantity
+            pk, workspace_id, name = project
+            self.projects[pk] = (workspace_id, name)
+            self.quantities[(workspace_id, pk, meter)] += quantity
+
+
+PROJECT = ("project_id", "project__workspace_id", "project__name")  # what a record needs of its project
 
 
 def _builds(hour: datetime, now: datetime, acc: _Hour) -> None:
+    """The builds that ran within the hour: those that ended after it began (the finished_at index), and those
+    still running (its NULL entries), so the read is bounded by the hour's builds, not by every deployment."""
     rows = (Deployment.objects.filter(started_at__isnull=False, started_at__lt=hour + HOUR)
-            .filter(Q(finished_at__isnull=True) | Q(finished_at__gt=hour)).select_related("project"))
-    for d in rows:
-        acc.add(d.project, meters.BUILD_SECONDS, _overlap(d.started_at, d.finished_at, hour, now))
+            .filter(Q(finished_at__isnull=True) | Q(finished_at__gt=hour))
+            .values_list(*PROJECT, "started_at", "finished_at"))
+    for *project, started, finished in rows:
+        acc.add(project, meters.BUILD_SECONDS, _overlap(started, finished, hour, now))
 
 
 def _instances(hour: datetime, now: datetime, acc: _Hour) -> None:
     rows = (Instance.objects.filter(created_at__lt=hour + HOUR)
             .filter(~Q(status__in=ENDED) | Q(updated_at__gt=hour))
-            .select_related("deployment__project", "component"))
-    for inst in rows:
-        end = inst.updated_at if inst.status in ENDED else None
-        size = inst.component.instance_size if inst.component_id else settings.INSTANCE_DEFAULT_SIZE_KEY
-        acc.add(inst.deployment.project, meters.instance_meter(size), _overlap(inst.created_at, end, hour, now))
+            .values_list("deployment__project_id", "deployment__project__workspace_id",
+                         "deployment__project__name", "component_id", "component__instance_size", "status",
+                         "created_at", "updated_at"))
+    for *project, component_id, component_size, status, created, updated in rows:
+        end = updated if status in ENDED else None
+        size = component_size if component_id else settings.INSTANCE_DEFAULT_SIZE_KEY
+        acc.add(project, meters.instance_meter(size), _overlap(created, end, hour, now))
 
 
-def _storage(hour: datetime, now: datetime, acc: _Hour) -> None:
-    """Archives kept the whole hour are summed per project by the database (a million deployments are not read
-    into this process); those whose build ended within the hour count from then."""
-    since = Coalesce("finished_at", "ready_at", "created_at")
-    archives = Deployment.objects.filter(artifact_bytes__gt=0, created_at__lt=hour + HOUR).alias(since=since)
-    whole = archives.filter(since__lte=hour).values("project_id").annotate(total=Sum("artifact_bytes"))
-    totals = {row["project_id"]: row["total"] for row in whole}
-    projects = Project.objects.only("pk", "workspace_id", "name").in_bulk(list(totals))
-    for pk, total in totals.items():
-        acc.add(projects[pk], meters.STORAGE_ARTIFACTS, total * _overlap(hour, None, hour, now) / 3600)
-    for d in archives.filter(since__gt=hour).select_related("project"):
-        began = d.finished_at or d.ready_at or d.created_at
-        acc.add(d.project, meters.STORAGE_ARTIFACTS, d.artifact_bytes * _overlap(began, None, hour, now) / 3600)
-    for v in Volume.objects.filter(created_at__lt=hour + HOUR).select_related("component__project"):
-        acc.add(v.component.project, meters.STORAGE_VOLUMES, v.size_gb * GIB * _overlap(v.created_at, None, hour, now)
-                / 3600)
+def _volumes(hour: datetime, now: datetime, acc: _Hour) -> None:
+    volumes = Volume.objects.filter(created_at__lt=hour + HOUR).values_list(
+        "component__project_id", "component__project__workspace_id", "component__project__name", "size_gb",
+        "created_at")
+    for *project, size_gb, created in volumes:
+        acc.add(project, meters.STORAGE_VOLUMES, size_gb * GIB * _overlap(created, None, hour, now) / 3600)
+
+
+def _archives_sql() -> str:
+    """The archive byte-hours of the next `%(batch)s` projects after `%(after)s`, written by the database: an
+    archive kept the whole hour counts its bytes, one whose build ended within the hour the share it was kept."""
+    q = connection.ops.quote_name
+    d, p = q(Deployment._meta.db_table), q(Project._meta.db_table)
+    since = 'COALESCE(d."finished_at", d."ready_at", d."created_at")'
+    if connection.vendor == "postgresql":
+        kept = f"GREATEST(0, EXTRACT(EPOCH FROM (%(end)s::timestamptz - {since})))"
+    else:  # SQLite keeps times as ISO text, in UTC
+        kept = f"MAX(0, (julianday(%(end)s) - julianday({since})) * 86400)"
+    batch = (f'SELECT d."project_id" AS project_id, SUM(CASE WHEN {since} <= %(hour)s THEN d."artifact_bytes" * 1.0 '
+             f'ELSE d."artifact_bytes" * {kept} / 3600 END) AS byte_hours FROM {d} d '
+             f'WHERE d."artifact_bytes" > 0 AND d."created_at" < %(end)s AND d."project_id" > %(after)s '
+             f'GROUP BY d."project_id" ORDER BY d."project_id" LIMIT %(batch)s')
+    return (f'{_upsert_head()} SELECT p."workspace_id", p."id", p."id", SUBSTR(p."name", 1, 100), %(hour)s, '
+            f'%(meter)s, ROUND(b.byte_hours), %(now)s FROM ({batch}) b JOIN {p} p ON p."id" = b.project_id '
+            f'WHERE b.byte_hours >= 0.5 {_upsert_tail()}')
+
+
+def _archives(hour: datetime, now: datetime) -> int:
+    """Deployment archives of the next BILLING_METER_STORAGE_BATCH projects (in id order) after the last one the
+    hour has a record of, in one statement: a run writes a bounded share of a million archives' projects, and an
+    hour is complete after a few runs. The number of records made or raised."""
+    after = UsageRecord.objects.filter(hour=hour, meter=meters.STORAGE_ARTIFACTS).aggregate(
+        last=Max("project_ref"))["last"] or ""
+    adapt = connection.ops.adapt_datetimefield_value
+    params = {"hour": adapt(hour), "end": adapt(hour + HOUR), "now": adapt(now), "after": after,
+              "batch": settings.BILLING_METER_STORAGE_BATCH, "meter": meters.STORAGE_ARTIFACTS}
+    with connection.cursor() as cursor:
+        cursor.execute(_archives_sql(), params)
+        return cursor.rowcount
 
 
 def _edge(hour: datetime, acc: _Hour) -> None:
     """Only the projects the edge served that hour (edge_metrics names them), however many projects exist."""
     totals = edge_metrics.hour_totals(hour.timestamp())
-    projects = Project.objects.only("pk", "workspace_id", "name").in_bulk(list(totals))
-    for pk, counts in totals.items():
-        if pk in projects:
-            acc.add(projects[pk], meters.EDGE_REQUESTS, counts["requests"])
-            acc.add(projects[pk], meters.EDGE_BYTES, counts["bytes"])
+    for ids in _batched(totals):
+        for project in Project.objects.filter(pk__in=ids).values_list("pk", "workspace_id", "name"):
+            counts = totals[project[0]]
+            acc.add(project, meters.EDGE_REQUESTS, counts["requests"])
+            acc.add(project, meters.EDGE_BYTES, counts["bytes"])
 
 
 def _visits(hour: datetime) -> int:
     """Ready previews never visited so far that the edge served this hour get their first visit recorded."""
     unvisited = Deployment.objects.filter(status=Deployment.Status.READY, created_at__lt=hour + HOUR,
                                           visit__isnull=True).exclude(env="production")
-    served = edge_metrics.deployments_visited(hour.timestamp())
-    seen = list(unvisited.filter(pk__in=list(served)).values_list("pk", flat=True)) if served else []
+    seen = [pk for ids in _batched(edge_metrics.deployments_visited(hour.timestamp()))
+            for pk in unvisited.filter(pk__in=ids).values_list("pk", flat=True)]
     for pk in seen:
         DeploymentVisit.objects.get_or_create(deployment_id=pk, defaults={"first_at": hour})
     return len(seen)
@@ -120,37 +162,48 @@ def usage_hour_record(*, hour: datetime, now: datetime | None = None) -> int:
     acc = _Hour()
     _builds(hour, now, acc)
     _instances(hour, now, acc)
-    _storage(hour, now, acc)
+    _volumes(hour, now, acc)
     _edge(hour, acc)
     _visits(hour)
-    for attempt in range(2):
-        try:
-            return _write(hour, acc)
-        except IntegrityError:  # another run inserted the same hour meanwhile: read it again and raise
-            if attempt:
-                raise
-    return 0
+    return _write(hour, acc, now) + _archives(hour, now)
 
 
-@transaction.atomic
-def _write(hour: datetime, acc: _Hour) -> int:
-    existing = {(r.workspace_id, r.project_ref, r.meter): r
-                for r in UsageRecord.objects.select_for_update().filter(hour=hour)}
-    new, changed = [], 0
-    for (workspace_id, project_id, meter), raw in acc.quantities.items():
-        quantity = int(round(raw))
-        if quantity <= 0:
-            continue
-        record = existing.get((workspace_id, project_id, meter))
-        if record is None:
-            new.append(UsageRecord(workspace_id=workspace_id, project_id=project_id, project_ref=project_id,
-                                   project_name=acc.projects[project_id][1], hour=hour, meter=meter,
-                                   quantity=quantity))
-        elif quantity > record.quantity:
-            UsageRecord.objects.filter(pk=record.pk).update(quantity=quantity, updated_at=timezone.now())
-            changed += 1
-    UsageRecord.objects.bulk_create(new)
-    return len(new) + changed
+UPSERT_ROWS = 2_000  # rows per statement: 8 parameters each, under SQLite's 32,766 and PostgreSQL's 65,535
+
+
+def _upsert_head() -> str:
+    q = connection.ops.quote_name
+    columns = ", ".join(q(c) for c in ("workspace_id", "project_id", "project_ref", "project_name", "hour", "meter",
+                                       "quantity", "updated_at"))
+    return f"INSERT INTO {q(UsageRecord._meta.db_table)} AS r ({columns})"
+
+
+def _upsert_tail() -> str:
+    """Made, or raised when the new quantity is higher: never lowered, never counted twice."""
+    q = connection.ops.quote_name
+    unique = ", ".join(q(c) for c in ("workspace_id", "project_ref", "hour", "meter"))
+    quantity, updated = q("quantity"), q("updated_at")
+    return (f"ON CONFLICT ({unique}) DO UPDATE SET {quantity} = excluded.{quantity}, {updated} = excluded.{updated} "
+            f"WHERE r.{quantity} < excluded.{quantity}")
+
+
+def _upsert_sql(rows: int) -> str:
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * rows)
+    return f"{_upsert_head()} VALUES {values} {_upsert_tail()}"
+
+
+def _write(hour: datetime, acc: _Hour, now: datetime) -> int:
+    """One upsert per UPSERT_ROWS records (a single statement each, so concurrent runs need no lock or retry)."""
+    at, stamp = (connection.ops.adapt_datetimefield_value(t) for t in (hour, now))
+    rows = [(workspace_id, project_id, project_id, acc.projects[project_id][1][:100], at, meter, quantity, stamp)
+            for (workspace_id, project_id, meter), raw in acc.quantities.items() if (quantity := int(round(raw))) > 0]
+    written = 0
+    with connection.cursor() as cursor:
+        for i in range(0, len(rows), UPSERT_ROWS):
+            chunk = rows[i:i + UPSERT_ROWS]
+            cursor.execute(_upsert_sql(len(chunk)), [value for row in chunk for value in row])
+            written += cursor.rowcount
+    return written
 
 
 def usage_meter(*, now: datetime | None = None) -> int:

@@ -76,6 +76,21 @@ def test_storage_counts_archives_and_volumes_as_byte_hours(project, hour):
                        (project.pk, hour, "storage_volumes"): 2 * 1024 ** 3}
 
 
+def test_storage_is_metered_in_bounded_batches_of_projects_until_the_hour_is_complete(workspace, hour, settings):
+    settings.BILLING_METER_STORAGE_BATCH = 2
+    projects = [ProjectFactory(workspace=workspace, slug=f"p{i}") for i in range(5)]
+    for i, project in enumerate(projects):
+        DeploymentFactory(project=project, status="ready", artifact_bytes=1000 * (i + 1), finished_at=hour - H,
+                          created_at=hour - H)
+    DeploymentFactory(project=projects[4], status="ready", artifact_bytes=600, created_at=hour,
+                      finished_at=hour + 30 * (H / 60))  # ended within the hour: half of it
+    written = [usage_hour_record(hour=hour) for _ in range(4)]
+    assert written == [2, 2, 1, 0]  # two projects a run, then nothing left to read
+    assert usage(meter="storage_artifacts") == {
+        **{(p.pk, hour, "storage_artifacts"): 1000 * (i + 1) for i, p in enumerate(projects[:4])},
+        (projects[4].pk, hour, "storage_artifacts"): 5000 + 300}
+
+
 def test_edge_counters_become_requests_bytes_and_visits(project, hour, workspace):
     preview = DeploymentFactory(project=project, status="ready", env="preview", created_at=hour - H)
     other = DeploymentFactory(project=project, status="ready", env="preview", created_at=hour - H)
