@@ -52,7 +52,7 @@ BILLING_METER_EVERY_SECONDS = env.int("BILLING_METER_EVERY_SECONDS", default=600
 BILLING_METER_LOOKBACK_HOURS = env.int("BILLING_METER_LOOKBACK_HOURS", default=3)
 # Deployment archives are metered for this many projects per hour and run (in id order), so a run stays bounded
 # and an hour is complete after projects-with-archives / this runs (each lookback hour gets a batch per run).
-BILLING_METER_STORAGE_BATCH = env.int("BILLING_METER_STORAGE_BATCH", default=10_000)
+BILLING_METER_STORAGE_BATCH = env.int("BILLING_METER_STORAGE_BATCH", default=8_000)
 
 # Cost recommendations.
 BILLING_IDLE_DAYS = env.int("BILLING_IDLE_DAYS", default=7)  # a web component whose project got no request

@@ -118,12 +118,17 @@ def _archives_sql() -> str:
             f'WHERE b.byte_hours >= 0.5 {_upsert_tail()}')
 
 
+def _archives_metered_until(hour: datetime) -> str:
+    """The last project (in id order) whose archives the hour has a record of; "" before the first batch."""
+    return UsageRecord.objects.filter(hour=hour, meter=meters.STORAGE_ARTIFACTS).aggregate(
+        last=Max("project_ref"))["last"] or ""
+
+
 def _archives(hour: datetime, now: datetime) -> int:
     """Deployment archives of the next BILLING_METER_STORAGE_BATCH projects (in id order) after the last one the
     hour has a record of, in one statement: a run writes a bounded share of a million archives' projects, and an
     hour is complete after a few runs. The number of records made or raised."""
-    after = UsageRecord.objects.filter(hour=hour, meter=meters.STORAGE_ARTIFACTS).aggregate(
-        last=Max("project_ref"))["last"] or ""
+    after = _archives_metered_until(hour)
     adapt = connection.ops.adapt_datetimefield_value
     params = {"hour": adapt(hour), "end": adapt(hour + HOUR), "now": adapt(now), "after": after,
               "batch": settings.BILLING_METER_STORAGE_BATCH, "meter": meters.STORAGE_ARTIFACTS}
@@ -215,4 +220,9 @@ def usage_meter(*, now: datetime | None = None) -> int:
     written = 0
     for back in range(settings.BILLING_METER_LOOKBACK_HOURS - 1, -1, -1):
         written += usage_hour_record(hour=last - back * HOUR, now=now)
+    oldest = last - (settings.BILLING_METER_LOOKBACK_HOURS - 1) * HOUR
+    if Deployment.objects.filter(artifact_bytes__gt=0, created_at__lt=oldest + HOUR,
+                                 project_id__gt=_archives_metered_until(oldest)).exists():
+        logger.warning("The archives of %s are not all metered and the hour leaves the lookback now: raise "
+                       "BILLING_METER_STORAGE_BATCH.", f"{oldest:%Y-%m-%d %H}h")
     return written

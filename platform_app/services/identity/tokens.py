@@ -1,14 +1,16 @@
 """Personal API tokens: create (shown once), list, revoke, authenticate."""
+import functools
 import re
 import secrets
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from config.errors import Forbidden, NotFound, Unauthenticated, ValidationFailed
-from platform_app.models import ApiToken, Membership
+from config.rows import columns, select_one, table
+from platform_app.models import ApiToken, Membership, User
 from platform_app.services.teams.audit import audit_record
 from platform_app.services.identity.keys import sha256_hex
 from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
@@ -115,11 +117,28 @@ def api_token_active(*, token_id: str) -> ApiToken:
     return _api_token_live(token, timezone.now())
 
 
+@functools.cache
+def _token_sql(vendor: str) -> str:
+    q = connection.ops.quote_name
+    return (f"SELECT {columns(ApiToken, 't')}, {columns(User, 'u')} FROM {table(ApiToken)} t "
+            f"JOIN {table(User)} u ON u.{q('id')} = t.{q('user_id')} WHERE t.{q('token_hash')} = %s")
+
+
+def _token_with_user(token_hash: str) -> ApiToken | None:
+    """The token whose hash this is, with its user; written by hand (config/rows.py): every request with a token
+    runs it. Its workspace is read when asked for (the access check needs only the id)."""
+    row = select_one(_token_sql(connection.vendor), [token_hash], ApiToken, User)
+    if row is None:
+        return None
+    token, user = row
+    token.user = user
+    return token
+
+
 def api_token_authenticate(raw: str) -> ApiToken:
     """The live token for a bearer value, or 401 (unknown, revoked, expired)."""
     now = timezone.now()
-    token = _api_token_live(
-        ApiToken.objects.select_related("user", "workspace").filter(token_hash=sha256_hex(raw)).first(), now)
+    token = _api_token_live(_token_with_user(sha256_hex(raw)), now)
     if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)  # throttled: one write a minute
     return token

@@ -8,7 +8,8 @@ calls — its API routes (platform_app/api/base.py), dashboard pages (platform_a
    credential may do is what both allow, so a token never exceeds its holder's role, even after a demotion.
 
 SCIM is the directory's own channel (its token, not a member) and stays outside this check (docs/org.md).
-One query reads both workspace rules; a session that must prove SSO costs one more.
+The query that finds the membership also reads both workspace rules (whether the allowlist has entries); a
+workspace with an allowlist costs one more to read it, a session that must prove SSO one more.
 
 - **IP allowlist**: when the workspace has entries, the client address (config/client_ip.py, the trusted-proxy
   rule) must be inside one of them, else 403 `ip_not_allowed`.
@@ -18,16 +19,18 @@ One query reads both workspace rules; a session that must prove SSO costs one mo
   user whose identity at that provider is linked (they signed in through it at least once). Else 403
   `sso_required`, naming where to sign in.
 """
+import functools
 import ipaddress
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import connection
 
 from config.errors import ApplicationError, Forbidden, NotFound
+from config.rows import columns, select_one, table
 from platform_app.choices import Scope
-from platform_app.models import SsoIdentity, SsoSession, Workspace
+from platform_app.models import IpAllowlistEntry, Membership, SsoIdentity, SsoSession, Workspace, WorkspaceSso
 from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
-from platform_app.services.teams.workspaces import workspace_for_member
 
 SSO_COOKIE_KEY = "sso_workspaces"  # dashboard session: the ids of the workspaces signed in through SSO
 
@@ -79,7 +82,7 @@ class Access:
 
 def workspace_enter(*, user, ref: str, credential: Credential, scope: str | None) -> Access:
     """The one access check (module docstring): the workspace named `ref` for this caller, or the refusal."""
-    workspace, membership = workspace_for_member(user=user, ref=ref)
+    workspace, membership = _member_with_rules(user_id=user.pk, ref=ref)
     if credential.bound_workspace_id and credential.bound_workspace_id != workspace.pk:
         raise NotFound("No such workspace.")
     workspace_access_check(workspace=workspace, membership=membership, ip=credential.ip, token=credential.token,
@@ -131,16 +134,41 @@ def sso_satisfied(*, workspace, user, token=None, auth_session=None, cookie_sess
     return False
 
 
+@functools.cache
+def _member_sql(vendor: str) -> str:
+    q = connection.ops.quote_name
+    workspace_id, user_id, pk = q("workspace_id"), q("user_id"), q("id")
+    return (f"SELECT {columns(Membership, 'm')}, {columns(Workspace, 'w')}, s.{q('enabled')}, s.{q('require_sso')}, "
+            f"EXISTS (SELECT 1 FROM {table(IpAllowlistEntry)} a WHERE a.{workspace_id} = w.{pk}) "
+            f"FROM {table(Membership)} m JOIN {table(Workspace)} w ON w.{pk} = m.{workspace_id} "
+            f"LEFT JOIN {table(WorkspaceSso)} s ON s.{workspace_id} = w.{pk} "
+            f"WHERE m.{user_id} = %s AND (m.{workspace_id} = %s OR w.{q('slug')} = %s) ORDER BY m.{pk} LIMIT 1")
+
+
+def _member_with_rules(*, user_id, ref: str):
+    """The workspace `ref` names (id or slug) and the caller's membership, carrying the workspace's rules
+    (`sso_enabled`, `sso_required`, `allowlisted`: whether its allowlist has entries) for
+    workspace_access_check; 404 otherwise. One statement written by hand (config/rows.py): every request into
+    a workspace runs it."""
+    row = select_one(_member_sql(connection.vendor), [user_id, ref, ref], Membership, Workspace)
+    if row is None:
+        raise NotFound("No such workspace.")
+    membership, workspace, enabled, require, allowlisted = row
+    membership.workspace = workspace
+    membership.sso_enabled, membership.sso_required, membership.allowlisted = bool(enabled), bool(require), bool(
+        allowlisted)
+    return workspace, membership
+
+
 def workspace_access_check(*, workspace, membership, ip: str, token=None, auth_session=None,
                            cookie_session=None) -> None:
-    """403 `ip_not_allowed` or `sso_required` when the workspace's rules refuse this request; nothing otherwise."""
-    rows = list(Workspace.objects.filter(pk=workspace.pk)
-                .values_list("sso_settings__enabled", "sso_settings__require_sso", "ip_allowlist__cidr"))
-    cidrs = [cidr for _, _, cidr in rows if cidr]
-    if cidrs and not address_allowed(ip, cidrs):
-        raise IpNotAllowed(f"Your address ({ip}) is not on this workspace's IP allowlist.", details={"ip": ip})
-    enabled, require = (rows[0][0], rows[0][1]) if rows else (False, False)
-    if not (enabled and require) or membership.role in settings.SSO_REQUIRE_EXEMPT_ROLES:
+    """403 `ip_not_allowed` or `sso_required` when the workspace's rules (read with `membership`,
+    `_member_with_rules`) refuse this request; nothing otherwise."""
+    if membership.allowlisted:
+        cidrs = list(IpAllowlistEntry.objects.filter(workspace=workspace).values_list("cidr", flat=True))
+        if not address_allowed(ip, cidrs):
+            raise IpNotAllowed(f"Your address ({ip}) is not on this workspace's IP allowlist.", details={"ip": ip})
+    if not (membership.sso_enabled and membership.sso_required) or membership.role in settings.SSO_REQUIRE_EXEMPT_ROLES:
         return
     if sso_satisfied(workspace=workspace, user=membership.user_id, token=token, auth_session=auth_session,
                      cookie_session=cookie_session):

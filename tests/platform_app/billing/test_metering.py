@@ -91,6 +91,19 @@ def test_storage_is_metered_in_bounded_batches_of_projects_until_the_hour_is_com
         (projects[4].pk, hour, "storage_artifacts"): 5000 + 300}
 
 
+def test_an_hour_that_leaves_the_lookback_with_archives_unmetered_is_logged(workspace, hour, settings, caplog):
+    settings.BILLING_METER_LOOKBACK_HOURS, settings.BILLING_METER_STORAGE_BATCH = 1, 1
+    for slug in ("a", "b"):
+        DeploymentFactory(project=ProjectFactory(workspace=workspace, slug=slug), status="ready",
+                          artifact_bytes=1000, finished_at=hour - H, created_at=hour - H)
+    usage_meter()
+    assert UsageRecord.objects.filter(meter="storage_artifacts").count() == 1
+    assert "are not all metered" in caplog.text and "BILLING_METER_STORAGE_BATCH" in caplog.text
+    caplog.clear()
+    usage_meter()  # the second project: the hour is complete
+    assert UsageRecord.objects.filter(meter="storage_artifacts").count() == 2 and "not all metered" not in caplog.text
+
+
 def test_edge_counters_become_requests_bytes_and_visits(project, hour, workspace):
     preview = DeploymentFactory(project=project, status="ready", env="preview", created_at=hour - H)
     other = DeploymentFactory(project=project, status="ready", env="preview", created_at=hour - H)
