@@ -20,8 +20,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Max, Q, Sum
-from django.db.models.functions import Coalesce
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from platform_app.models import Deployment, DeploymentVisit, Instance, Project, UsageRecord, Volume
