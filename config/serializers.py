@@ -22,7 +22,7 @@ from rest_framework.relations import PKOnlyObject
 from rest_framework.settings import api_settings
 
 _PROTOTYPES: dict = {}  # serializer class -> its fields built once, or None when one of them is not flat
-_PLANS: dict = {}  # serializer class -> [(field name, attribute, kind)] of its readable fields
+_PLANS: dict = {}  # (serializer class, its field names) -> [(field name, attribute, kind)] of the readable ones
 _MISSING = object()
 _KINDS = {serializers.CharField: "text", serializers.EmailField: "text", serializers.URLField: "text",
           serializers.SlugField: "text", serializers.IntegerField: "integer", serializers.BooleanField: "boolean",
@@ -73,12 +73,12 @@ class KeptFields:
         if isinstance(instance, Mapping):
             return super().to_representation(instance)
         fields = self.fields
-        cls = type(self)
-        if cls not in _PLANS:
-            _PLANS[cls] = [(f.field_name, f.source_attrs[0] if f.source_attrs else None, _kind(f))
+        key = (type(self), tuple(fields))  # a serializer that changed its fields gets its own plan
+        if key not in _PLANS:
+            _PLANS[key] = [(f.field_name, f.source_attrs[0] if f.source_attrs else None, _kind(f))
                            for f in self._readable_fields]
         ret, zone = {}, None
-        for name, attribute, kind in _PLANS[cls]:
+        for name, attribute, kind in _PLANS[key]:
             field = fields[name]
             if kind == "method":
                 ret[name] = getattr(self, field.method_name)(instance)
