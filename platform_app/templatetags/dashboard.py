@@ -1,5 +1,12 @@
-"""Template filters of the dashboard: addresses (from the one address builder), short commits, durations."""
+"""Template filters of the dashboard: addresses (from the one address builder), short commits, durations, and the
+`path` tag for the links of a long table."""
+import functools
+import re
+from urllib.parse import quote
+
 from django import template
+from django.urls import NoReverseMatch, reverse
+from django.utils.http import RFC3986_SUBDELIMS
 from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
@@ -7,6 +14,30 @@ from django.utils.safestring import mark_safe
 from platform_app.services.projects import addresses
 
 register = template.Library()
+
+_MARKS = ("pathmarkzero", "pathmarkone", "pathmarktwo")
+_MARK = re.compile("pathmark(zero|one|two)")
+
+
+@functools.lru_cache(maxsize=256)
+def _path_pattern(name: str, arity: int) -> str | None:
+    try:
+        return reverse(name, args=_MARKS[:arity])
+    except NoReverseMatch:  # a route whose arguments are not plain text: reversed for each value
+        return None
+
+
+@register.simple_tag
+def path(name: str, *args) -> str:
+    """`{% url name a b %}` for the rows of a long table (reversing a route cost 30 µs, a hundred of them a page of
+    50 projects): the route is reversed once per process with markers, which each row's values replace, quoted as
+    `reverse` quotes them. A value `reverse` would check (empty, or holding a slash) goes through `reverse`."""
+    values = [str(a) for a in args]
+    pattern = _path_pattern(name, len(values)) if len(values) <= len(_MARKS) else None
+    if pattern is None or any(not v or "/" in v for v in values):
+        return reverse(name, args=values)
+    quoted = {mark: quote(v, safe=RFC3986_SUBDELIMS + "/~:@") for mark, v in zip(("zero", "one", "two"), values)}
+    return _MARK.sub(lambda m: quoted[m.group(1)], pattern)
 
 
 @register.filter
