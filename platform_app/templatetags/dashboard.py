@@ -1,6 +1,7 @@
 """Template filters of the dashboard: addresses (from the one address builder), short commits, durations, and the
 `path` tag for the links of a long table."""
 import functools
+import html
 import re
 from urllib.parse import quote
 
@@ -8,7 +9,6 @@ from django import template
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils import timezone
-from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from platform_app.services.projects import addresses
@@ -44,8 +44,8 @@ def path(name: str, *args) -> str:
 def log_spans(lines) -> str:
     """A build log's lines as the page's spans, escaped. Built in one pass: through the template loop, 2,000 lines
     took 48 ms of a page's CPU, most of it localising each line's number."""
-    return mark_safe("".join(f'<span class="log-line" data-seq="{int(line.seq)}">{escape(line.text)}</span>\n'
-                             for line in lines))
+    return mark_safe("".join(f'<span class="log-line" data-seq="{int(line.seq)}">{html.escape(line.text)}</span>\n'
+                             for line in lines))  # html.escape: what Django's escape does, without its lazy wrapper
 
 
 @register.filter

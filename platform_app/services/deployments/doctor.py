@@ -45,7 +45,7 @@ RULES = [
 def diagnose(deployment: Deployment) -> list[Finding]:
     """Run every rule over the log; one finding per (rule, subject) with up to three evidence lines."""
     found: dict = {}
-    lines = [(line.seq, line.text) for line in log_lines(deployment.pk)]
+    lines = [(line.seq, line.text) for line in log_lines(deployment.pk, times=False)]
     for seq, text in lines:
         for rule, pattern, title, fix in RULES:
             match = pattern.search(text)

@@ -44,19 +44,22 @@ def log_archive_name(deployment_id: str) -> str:
 
 # Reading ------------------------------------------------------------------------------------------
 
-def log_lines(deployment_id: str, *, after: int = 0, limit: int | None = None, tail: int | None = None) -> list[Line]:
+def log_lines(deployment_id: str, *, after: int = 0, limit: int | None = None, tail: int | None = None,
+              times: bool = True) -> list[Line]:
     """The log's lines after sequence number `after`, in order: the first `limit`, or the last `tail`, read from its
-    archive and from any rows (a building log, or a line written after the archive), as one log."""
+    archive and from any rows (a building log, or a line written after the archive), as one log. Without `times`,
+    rows are read without their `created_at` (None): parsing 2,000 timestamps was a third of a log page's CPU."""
     if (limit is not None and limit <= 0) or (tail is not None and tail <= 0):
         return []
     # Rows first, then where the archive is: an archive committing between the two reads is then read as well
     # (its lines are in both, read once), never missed.
     rows = LogLine.objects.filter(deployment_id=deployment_id, seq__gt=after).values_list(
-        "seq", "stream", "text", "created_at")
+        "seq", "stream", "text", *(("created_at",) if times else ()))
+    line = Line._make if times else (lambda row: Line(*row, None))
     if tail is not None:
-        rows = [Line(*r) for r in rows.order_by("-seq")[:tail]][::-1]
+        rows = [line(r) for r in rows.order_by("-seq")[:tail]][::-1]
     else:
-        rows = [Line(*r) for r in (rows.order_by("seq")[:limit] if limit is not None else rows.order_by("seq"))]
+        rows = [line(r) for r in (rows.order_by("seq")[:limit] if limit is not None else rows.order_by("seq"))]
     archive = Deployment.objects.filter(pk=deployment_id).values_list("log_archive", flat=True).first()
     kept = _archived(archive) if archive and archive != EMPTY else ()
     kept = kept[bisect.bisect_right(kept, after, key=lambda line: line.seq):]

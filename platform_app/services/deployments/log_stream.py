@@ -88,7 +88,7 @@ def _log_after(deployment_id: str, after: int) -> tuple[str | None, int, int, by
     (built once, whoever shares the read; one write per read however many lines it holds)."""
     # status first: when it says finished, the lines read next are all there is
     status = Deployment.objects.filter(pk=deployment_id).values_list("status", flat=True).first()
-    lines = log_lines(deployment_id, after=after, limit=PAGE)
+    lines = log_lines(deployment_id, after=after, limit=PAGE, times=False)  # events carry no time
     return (status, len(lines), lines[-1].seq if lines else after,
             b"".join(_log_event(line.seq, line.text) for line in lines))
 

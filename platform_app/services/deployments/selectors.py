@@ -38,7 +38,7 @@ def deployment_events(*, deployment) -> list[DeploymentEvent]:
 
 def deployment_log_lines(*, deployment, limit: int = 2000) -> list:
     """The log's first `limit` lines, from its rows or its archive (log_archive.py)."""
-    return log_lines(deployment.pk, limit=limit)
+    return log_lines(deployment.pk, limit=limit, times=False)  # the page shows no times
 
 
 def latest_doctor_report(*, deployment) -> DoctorReport | None:

@@ -131,7 +131,7 @@ def deployment_logs(call: Call, workspace: str, deployment: str, lines: int = 50
     from platform_app.services.deployments.log_archive import log_lines
 
     d = call.deployment(workspace, deployment)
-    tail = log_lines(d.pk, tail=lines)
+    tail = log_lines(d.pk, tail=lines, times=False)
     return {"deployment": d.pk, "status": d.status, "lines": [line.text for line in tail],
             "expiredAt": d.log_expired_at.isoformat() if d.log_expired_at else None}
 
