@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection
 from django.db.models import Max, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from platform_app.models import Deployment, DeploymentVisit, Instance, Project, UsageRecord, Volume
@@ -100,7 +101,8 @@ def _volumes(hour: datetime, now: datetime, acc: _Hour) -> None:
 
 def _archives_sql() -> str:
     """The archive byte-hours of the next `%(batch)s` projects after `%(after)s`, written by the database: an
-    archive kept the whole hour counts its bytes, one whose build ended within the hour the share it was kept."""
+    archive kept the whole hour counts its bytes, one whose build ended within the hour the share it was kept.
+    Each project of the batch gets its record, one rounding to 0 too, so the next batch starts after it."""
     q = connection.ops.quote_name
     d, p = q(Deployment._meta.db_table), q(Project._meta.db_table)
     since = 'COALESCE(d."finished_at", d."ready_at", d."created_at")'
@@ -110,11 +112,17 @@ def _archives_sql() -> str:
         kept = f"MAX(0, (julianday(%(end)s) - julianday({since})) * 86400)"
     batch = (f'SELECT d."project_id" AS project_id, SUM(CASE WHEN {since} <= %(hour)s THEN d."artifact_bytes" * 1.0 '
              f'ELSE d."artifact_bytes" * {kept} / 3600 END) AS byte_hours FROM {d} d '
-             f'WHERE d."artifact_bytes" > 0 AND d."created_at" < %(end)s AND d."project_id" > %(after)s '
-             f'GROUP BY d."project_id" ORDER BY d."project_id" LIMIT %(batch)s')
+             f'WHERE d."artifact_bytes" > 0 AND d."created_at" < %(end)s AND {since} < %(end)s '
+             f'AND d."project_id" > %(after)s GROUP BY d."project_id" ORDER BY d."project_id" LIMIT %(batch)s')
     return (f'{_upsert_head()} SELECT p."workspace_id", p."id", p."id", SUBSTR(p."name", 1, 100), %(hour)s, '
             f'%(meter)s, ROUND(b.byte_hours), %(now)s FROM ({batch}) b JOIN {p} p ON p."id" = b.project_id '
-            f'WHERE b.byte_hours >= 0.5 {_upsert_tail()}')
+            f'WHERE b.byte_hours >= 0 {_upsert_tail()}')  # WHERE: SQLite needs one before ON CONFLICT
+
+
+def _archives_of(hour: datetime):
+    """The deployment archives kept during the hour (what `_archives_sql` reads)."""
+    return Deployment.objects.alias(since=Coalesce("finished_at", "ready_at", "created_at")).filter(
+        artifact_bytes__gt=0, created_at__lt=hour + HOUR, since__lt=hour + HOUR)
 
 
 def _archives_metered_until(hour: datetime) -> str:
@@ -220,8 +228,7 @@ def usage_meter(*, now: datetime | None = None) -> int:
     for back in range(settings.BILLING_METER_LOOKBACK_HOURS - 1, -1, -1):
         written += usage_hour_record(hour=last - back * HOUR, now=now)
     oldest = last - (settings.BILLING_METER_LOOKBACK_HOURS - 1) * HOUR
-    if Deployment.objects.filter(artifact_bytes__gt=0, created_at__lt=oldest + HOUR,
-                                 project_id__gt=_archives_metered_until(oldest)).exists():
+    if _archives_of(oldest).filter(project_id__gt=_archives_metered_until(oldest)).exists():
         logger.warning("The archives of %s are not all metered and the hour leaves the lookback now: raise "
                        "BILLING_METER_STORAGE_BATCH.", f"{oldest:%Y-%m-%d %H}h")
     return written

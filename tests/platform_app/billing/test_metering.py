@@ -84,6 +84,8 @@ def test_storage_is_metered_in_bounded_batches_of_projects_until_the_hour_is_com
                           created_at=hour - H)
     DeploymentFactory(project=projects[4], status="ready", artifact_bytes=600, created_at=hour,
                       finished_at=hour + 30 * (H / 60))  # ended within the hour: half of it
+    DeploymentFactory(project=ProjectFactory(workspace=workspace, slug="zz"), status="ready", artifact_bytes=10,
+                      created_at=hour + 59 * (H / 60), finished_at=hour + 61 * (H / 60))  # kept from the next hour
     written = [usage_hour_record(hour=hour) for _ in range(4)]
     assert written == [2, 2, 1, 0]  # two projects a run, then nothing left to read
     assert usage(meter="storage_artifacts") == {
@@ -102,6 +104,10 @@ def test_an_hour_that_leaves_the_lookback_with_archives_unmetered_is_logged(work
     caplog.clear()
     usage_meter()  # the second project: the hour is complete
     assert UsageRecord.objects.filter(meter="storage_artifacts").count() == 2 and "not all metered" not in caplog.text
+    DeploymentFactory(project=ProjectFactory(workspace=workspace, slug="d"), status="ready", artifact_bytes=10,
+                      created_at=hour + 59 * (H / 60), finished_at=hour + 61 * (H / 60))  # kept from the next hour
+    usage_meter()
+    assert "not all metered" not in caplog.text  # not this hour's archive: nothing left
 
 
 def test_edge_counters_become_requests_bytes_and_visits(project, hour, workspace):
