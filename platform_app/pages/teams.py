@@ -16,8 +16,9 @@ from platform_app.services.identity.email_verification import email_is_verified
 from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
 from platform_app.services.teams import invitations, members
 from platform_app.services.identity.selectors import api_tokens_active
+from platform_app.services.org.access import workspace_for_member
 from platform_app.services.teams.selectors import audit_events, invitations_pending, members_of
-from platform_app.services.teams.workspaces import workspace_for_member, workspace_update, workspaces_of
+from platform_app.services.teams.workspaces import workspace_update, workspaces_of
 
 ROLE_CHOICES = [(r.value, r.label) for r in Role]
 

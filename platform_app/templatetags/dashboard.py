@@ -15,8 +15,9 @@ from platform_app.services.projects import addresses
 
 register = template.Library()
 
-_MARKS = ("pathmarkzero", "pathmarkone", "pathmarktwo")
-_MARK = re.compile("pathmark(zero|one|two)")
+_MARK_NAMES = ("zero", "one", "two")  # a route's arguments, in order, as `{% path %}` marks them
+_MARKS = tuple(f"pathmark{name}" for name in _MARK_NAMES)
+_MARK = re.compile(f"pathmark({'|'.join(_MARK_NAMES)})")
 
 
 @functools.lru_cache(maxsize=256)
@@ -36,7 +37,7 @@ def path(name: str, *args) -> str:
     pattern = _path_pattern(name, len(values)) if len(values) <= len(_MARKS) else None
     if pattern is None or any(not v or "/" in v for v in values):
         return reverse(name, args=values)
-    quoted = {mark: quote(v, safe=RFC3986_SUBDELIMS + "/~:@") for mark, v in zip(("zero", "one", "two"), values)}
+    quoted = {mark: quote(v, safe=RFC3986_SUBDELIMS + "/~:@") for mark, v in zip(_MARK_NAMES, values)}
     return _MARK.sub(lambda m: quoted[m.group(1)], pattern)
 
 

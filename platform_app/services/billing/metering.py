@@ -21,7 +21,6 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection
 from django.db.models import Max, Q
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from platform_app.models import Deployment, DeploymentVisit, Instance, Project, UsageRecord, Volume
@@ -99,30 +98,41 @@ def _volumes(hour: datetime, now: datetime, acc: _Hour) -> None:
         acc.add(project, meters.STORAGE_VOLUMES, size_gb * GIB * _overlap(created, None, hour, now) / 3600)
 
 
+_SINCE = 'COALESCE(d."finished_at", d."ready_at", d."created_at")'  # when an archive came to be kept
+# the archives kept during the hour `%(end)s` ends, of the projects after `%(after)s`
+_ARCHIVES = (f'{{deployments}} d WHERE d."artifact_bytes" > 0 AND d."created_at" < %(end)s AND {_SINCE} < %(end)s '
+             f'AND d."project_id" > %(after)s')
+
+
 def _archives_sql() -> str:
     """The archive byte-hours of the next `%(batch)s` projects after `%(after)s`, written by the database: an
     archive kept the whole hour counts its bytes, one whose build ended within the hour the share it was kept.
     Each project of the batch gets its record, one rounding to 0 too, so the next batch starts after it."""
-    q = connection.ops.quote_name
-    d, p = q(Deployment._meta.db_table), q(Project._meta.db_table)
-    since = 'COALESCE(d."finished_at", d."ready_at", d."created_at")'
+    deployments, projects = (connection.ops.quote_name(m._meta.db_table) for m in (Deployment, Project))
     if connection.vendor == "postgresql":
-        kept = f"GREATEST(0, EXTRACT(EPOCH FROM (%(end)s::timestamptz - {since})))"
+        kept = f"GREATEST(0, EXTRACT(EPOCH FROM (%(end)s::timestamptz - {_SINCE})))"
     else:  # SQLite keeps times as ISO text, in UTC
-        kept = f"MAX(0, (julianday(%(end)s) - julianday({since})) * 86400)"
-    batch = (f'SELECT d."project_id" AS project_id, SUM(CASE WHEN {since} <= %(hour)s THEN d."artifact_bytes" * 1.0 '
-             f'ELSE d."artifact_bytes" * {kept} / 3600 END) AS byte_hours FROM {d} d '
-             f'WHERE d."artifact_bytes" > 0 AND d."created_at" < %(end)s AND {since} < %(end)s '
-             f'AND d."project_id" > %(after)s GROUP BY d."project_id" ORDER BY d."project_id" LIMIT %(batch)s')
+        kept = f"MAX(0, (julianday(%(end)s) - julianday({_SINCE})) * 86400)"
+    batch = (f'SELECT d."project_id" AS project_id, SUM(CASE WHEN {_SINCE} <= %(hour)s THEN d."artifact_bytes" * 1.0 '
+             f'ELSE d."artifact_bytes" * {kept} / 3600 END) AS byte_hours '
+             f'FROM {_ARCHIVES.format(deployments=deployments)} '
+             f'GROUP BY d."project_id" ORDER BY d."project_id" LIMIT %(batch)s')
     return (f'{_upsert_head()} SELECT p."workspace_id", p."id", p."id", SUBSTR(p."name", 1, 100), %(hour)s, '
-            f'%(meter)s, ROUND(b.byte_hours), %(now)s FROM ({batch}) b JOIN {p} p ON p."id" = b.project_id '
+            f'%(meter)s, ROUND(b.byte_hours), %(now)s FROM ({batch}) b JOIN {projects} p ON p."id" = b.project_id '
             f'WHERE b.byte_hours >= 0 {_upsert_tail()}')  # WHERE: SQLite needs one before ON CONFLICT
 
 
-def _archives_of(hour: datetime):
-    """The deployment archives kept during the hour (what `_archives_sql` reads)."""
-    return Deployment.objects.alias(since=Coalesce("finished_at", "ready_at", "created_at")).filter(
-        artifact_bytes__gt=0, created_at__lt=hour + HOUR, since__lt=hour + HOUR)
+def _archives_params(hour: datetime, **more) -> dict:
+    adapt = connection.ops.adapt_datetimefield_value
+    return {"hour": adapt(hour), "end": adapt(hour + HOUR), "after": _archives_metered_until(hour), **more}
+
+
+def _archives_left(hour: datetime) -> bool:
+    """Whether archives kept during the hour remain past the last project it has a record of."""
+    table = connection.ops.quote_name(Deployment._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {_ARCHIVES.format(deployments=table)} LIMIT 1", _archives_params(hour))
+        return cursor.fetchone() is not None
 
 
 def _archives_metered_until(hour: datetime) -> str:
@@ -135,10 +145,8 @@ def _archives(hour: datetime, now: datetime) -> int:
     """Deployment archives of the next BILLING_METER_STORAGE_BATCH projects (in id order) after the last one the
     hour has a record of, in one statement: a run writes a bounded share of a million archives' projects, and an
     hour is complete after a few runs. The number of records made or raised."""
-    after = _archives_metered_until(hour)
-    adapt = connection.ops.adapt_datetimefield_value
-    params = {"hour": adapt(hour), "end": adapt(hour + HOUR), "now": adapt(now), "after": after,
-              "batch": settings.BILLING_METER_STORAGE_BATCH, "meter": meters.STORAGE_ARTIFACTS}
+    params = _archives_params(hour, now=connection.ops.adapt_datetimefield_value(now),
+                              batch=settings.BILLING_METER_STORAGE_BATCH, meter=meters.STORAGE_ARTIFACTS)
     with connection.cursor() as cursor:
         cursor.execute(_archives_sql(), params)
         return cursor.rowcount
@@ -228,7 +236,7 @@ def usage_meter(*, now: datetime | None = None) -> int:
     for back in range(settings.BILLING_METER_LOOKBACK_HOURS - 1, -1, -1):
         written += usage_hour_record(hour=last - back * HOUR, now=now)
     oldest = last - (settings.BILLING_METER_LOOKBACK_HOURS - 1) * HOUR
-    if _archives_of(oldest).filter(project_id__gt=_archives_metered_until(oldest)).exists():
+    if _archives_left(oldest):
         logger.warning("The archives of %s are not all metered and the hour leaves the lookback now: raise "
                        "BILLING_METER_STORAGE_BATCH.", f"{oldest:%Y-%m-%d %H}h")
     return written

@@ -82,7 +82,7 @@ class Access:
 
 def workspace_enter(*, user, ref: str, credential: Credential, scope: str | None) -> Access:
     """The one access check (module docstring): the workspace named `ref` for this caller, or the refusal."""
-    workspace, membership = _member_with_rules(user_id=user.pk, ref=ref)
+    workspace, membership = workspace_for_member(user=user, ref=ref)
     if credential.bound_workspace_id and credential.bound_workspace_id != workspace.pk:
         raise NotFound("No such workspace.")
     workspace_access_check(workspace=workspace, membership=membership, ip=credential.ip, token=credential.token,
@@ -145,12 +145,12 @@ def _member_sql(vendor: str) -> str:
             f"WHERE m.{user_id} = %s AND (m.{workspace_id} = %s OR w.{q('slug')} = %s) ORDER BY m.{pk} LIMIT 1")
 
 
-def _member_with_rules(*, user_id, ref: str):
+def workspace_for_member(*, user, ref: str):
     """The workspace `ref` names (id or slug) and the caller's membership, carrying the workspace's rules
     (`sso_enabled`, `sso_required`, `allowlisted`: whether its allowlist has entries) for
     workspace_access_check; 404 otherwise. One statement written by hand (config/rows.py): every request into
     a workspace runs it."""
-    row = select_one(_member_sql(connection.vendor), [user_id, ref, ref], Membership, Workspace)
+    row = select_one(_member_sql(connection.vendor), [user.pk, ref, ref], Membership, Workspace)
     if row is None:
         raise NotFound("No such workspace.")
     membership, workspace, enabled, require, allowlisted = row
@@ -163,7 +163,7 @@ def _member_with_rules(*, user_id, ref: str):
 def workspace_access_check(*, workspace, membership, ip: str, token=None, auth_session=None,
                            cookie_session=None) -> None:
     """403 `ip_not_allowed` or `sso_required` when the workspace's rules (read with `membership`,
-    `_member_with_rules`) refuse this request; nothing otherwise."""
+    `workspace_for_member`) refuse this request; nothing otherwise."""
     if membership.allowlisted:
         cidrs = list(IpAllowlistEntry.objects.filter(workspace=workspace).values_list("cidr", flat=True))
         if not address_allowed(ip, cidrs):

@@ -1,9 +1,8 @@
 """Workspaces and membership lookups."""
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils.text import slugify
 
-from config.errors import Conflict, NotFound
+from config.errors import Conflict
 from config.ids import new_id
 from platform_app.choices import Role
 from platform_app.models import Membership, Workspace
@@ -38,15 +37,6 @@ def workspace_create(*, user, name: str, slug: str | None = None, ip: str = "") 
     audit_record(workspace=ws, actor=user, action="workspace.created", target=ws, data={"name": name}, ip=ip)
     growth_event_record(event=WORKSPACE_CREATED, user=user, workspace=ws)
     return ws
-
-
-def workspace_for_member(*, user, ref: str) -> tuple[Workspace, Membership]:
-    """The workspace named by id or slug, with the caller's membership; 404 otherwise."""
-    membership = (Membership.objects.select_related("workspace")
-                  .filter(user=user).filter(Q(workspace_id=ref) | Q(workspace__slug=ref)).first())
-    if membership is None:
-        raise NotFound("No such workspace.")
-    return membership.workspace, membership
 
 
 def workspaces_of(user):
