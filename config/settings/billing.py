@@ -48,11 +48,14 @@ BILLING_CURRENCY = PRICES_CURRENCY
 
 # Metering: each run writes the last BILLING_METER_LOOKBACK_HOURS finished hours again (idempotent), so an hour a
 # run missed, or edge counts flushed late, are still counted while the edge counters live (a day).
-BILLING_METER_EVERY_SECONDS = env.int("BILLING_METER_EVERY_SECONDS", default=600)
+BILLING_METER_EVERY_SECONDS = env.int("BILLING_METER_EVERY_SECONDS", default=60)
 BILLING_METER_LOOKBACK_HOURS = env.int("BILLING_METER_LOOKBACK_HOURS", default=3)
-# Deployment archives are metered for this many projects per hour and run (in id order), so a run stays bounded
-# and an hour is complete after projects-with-archives / this runs (each lookback hour gets a batch per run).
-BILLING_METER_STORAGE_BATCH = env.int("BILLING_METER_STORAGE_BATCH", default=8_000)
+# Deployment archives, and the edge's counts, are metered for this many projects per hour and run (archives in id
+# order; edge counts of the projects whose counts changed since a run took them, and as many served deployments are
+# checked for a first visit), so a run stays under a second at 100,000 projects; an hour is complete after
+# projects / batch runs, and it stays in the lookback for LOOKBACK_HOURS * 3600 / EVERY_SECONDS runs (180).
+BILLING_METER_STORAGE_BATCH = env.int("BILLING_METER_STORAGE_BATCH", default=2_000)
+BILLING_METER_EDGE_BATCH = env.int("BILLING_METER_EDGE_BATCH", default=2_000)
 
 # Cost recommendations.
 BILLING_IDLE_DAYS = env.int("BILLING_IDLE_DAYS", default=7)  # a web component whose project got no request

@@ -7,9 +7,12 @@ reach the cache in one pipelined round trip at most every EDGE_METRICS_FLUSH_SEC
 a dict update). `window`, which the alert metrics read, flushes this process's counts first. A process that dies
 loses at most its last unflushed second.
 
-Which projects (and deployments) were served in an hour is a Redis set with Redis; without it (one machine, the
-file cache) a folder of empty files named by id under DATA_DIR/edge-marks, one folder per hour: creating a file is
-atomic and idempotent across the machine's processes, as SADD is. Metering reads those, never every project."""
+Which projects' hour counts changed since metering last took them, and which deployments were served in an
+hour, are a Redis set per hour with Redis; without it (one machine, the file cache) a folder of empty files named by
+id under DATA_DIR/edge-marks, one folder per hour: creating a file is atomic and idempotent across the machine's
+processes, as SADD is, and removing one is how a metering run takes it, as SPOP does. A flush adds its projects
+after their counts, so a project metering takes is read with every count flushed before it was taken, and one
+flushed later is marked again. Metering takes at most a batch of them a run, never every project."""
 import contextlib
 import logging
 import os
@@ -53,9 +56,9 @@ def _hour_key(project_id: str, hour: int, name: str) -> str:
     return f"edgeh:{project_id}:{hour}:{name}"
 
 
-def _served_key(hour: int) -> str:
-    """The set of the projects served in an hour: metering reads those, not every project."""
-    return f"edges:{hour}"
+def _due_key(hour: int) -> str:
+    """The set of the projects whose counts of an hour changed since metering last took them."""
+    return f"edged:{hour}"
 
 
 def _visited_key(hour: int) -> str:
@@ -85,7 +88,7 @@ def record(project_id: str, status: int, duration_seconds: float, *, at: float |
         for name in names:
             _pending[_key(project_id, minute, name)] += 1
         _pending[_hour_key(project_id, hour, "n")] += 1
-        _members[_served_key(hour)].add(project_id)
+        _members[_due_key(hour)].add(project_id)
         if size > 0:
             _pending[_key(project_id, minute, "bytes")] += size
             _pending[_hour_key(project_id, hour, "bytes")] += size
@@ -116,7 +119,7 @@ def flush() -> None:
             for name, n in made.items():
                 pipe.incrby(name, n)
                 pipe.expire(name, ttl, nx=True)
-            for name, values in members.items():
+            for name, values in members.items():  # after the counts: a project taken from a set has them
                 pipe.sadd(backend.make_and_validate_key(name), *values)
                 pipe.expire(backend.make_and_validate_key(name), ttl, nx=True)
             pipe.execute()
@@ -127,8 +130,8 @@ def flush() -> None:
                 cache.incr(k, n)
             except ValueError:
                 cache.set(k, n, timeout=ttl)
-        for name, values in members.items():
-            _marks_add(name, values)
+        for name, values in members.items():  # after the counts, as above
+            _marks_add(name, values, again=name.startswith("edged:"))
     except Exception as exc:  # noqa: BLE001 - the cache is down or refuses: metrics are best effort
         _warn("not recorded", exc)
 
@@ -146,7 +149,9 @@ def _marks_folder(name: str) -> Path:
     return _marks_root() / name.replace(":", "-")  # "edges:<hour>" → edges-<hour>
 
 
-def _marks_add(name: str, values) -> None:
+def _marks_add(name: str, values, *, again: bool = False) -> None:
+    """Mark `values` in the set's folder; a value this process marked there before is skipped unless `again` (a
+    project's counts changed again: metering may have taken its mark since)."""
     folder = _marks_folder(name)
     done = _marked.get(str(folder))
     if done is None:
@@ -156,7 +161,7 @@ def _marks_add(name: str, values) -> None:
         while len(_marked) > MARKED_FOLDERS:
             del _marked[next(iter(_marked))]
     for value in values:
-        if value not in done and _ID.match(value):
+        if (again or value not in done) and _ID.match(value):
             os.close(os.open(folder / value, os.O_CREAT | os.O_WRONLY, 0o600))
             done.add(value)
 
@@ -173,9 +178,22 @@ def _marks_sweep(*, keep_after: int) -> None:
                 folder.rmdir()
 
 
-def _marks(name: str) -> set[str]:
+def _marks_take(name: str, limit: int) -> set[str]:
+    """Up to `limit` marks of the set, each removed by the one who takes it (a concurrent run takes others)."""
+    folder, taken = _marks_folder(name), set()
+    with contextlib.suppress(FileNotFoundError), os.scandir(folder) as marks:
+        for mark in marks:
+            if len(taken) >= limit:
+                break
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(mark.path)
+                taken.add(mark.name)
+    return taken
+
+
+def _marks_count(name: str) -> int:
     folder = _marks_folder(name)
-    return set(os.listdir(folder)) if folder.is_dir() else set()
+    return len(os.listdir(folder)) if folder.is_dir() else 0
 
 
 def window(project_id: str, minutes: int, *, now: float | None = None) -> dict:
@@ -197,13 +215,30 @@ def window(project_id: str, minutes: int, *, now: float | None = None) -> dict:
             "buckets": [total(f"b{i}") for i in range(len(BUCKETS_MS) + 1)]}
 
 
-def _set_members(name: str) -> set[str]:
-    """The members of an hour's set: a Redis set's, else the marks'."""
+def _set_take(name: str, limit: int) -> set[str]:
+    """Up to `limit` members of an hour's set, taken out of it (SPOP; else the marks')."""
     backend = caches["default"]
     if not isinstance(backend, RedisCache):
-        return _marks(name)
+        return _marks_take(name, limit)
     key = backend.make_and_validate_key(name)
-    return {m.decode() for m in backend._cache.get_client(key).smembers(key)}
+    return {m.decode() for m in backend._cache.get_client(key, write=True).spop(key, limit) or ()}
+
+
+def _set_put_back(name: str, members) -> None:
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        key = backend.make_and_validate_key(name)
+        backend._cache.get_client(key, write=True).sadd(key, *members)
+    else:
+        _marks_add(name, members, again=True)
+
+
+def _set_size(name: str) -> int:
+    backend = caches["default"]
+    if not isinstance(backend, RedisCache):
+        return _marks_count(name)
+    key = backend.make_and_validate_key(name)
+    return backend._cache.get_client(key).scard(key)
 
 
 def _get_many(keys: list[str], batch: int = 2000) -> dict:
@@ -213,16 +248,21 @@ def _get_many(keys: list[str], batch: int = 2000) -> dict:
     return found
 
 
-def hour_totals(hour_start: float) -> dict[str, dict]:
-    """Requests and bytes per project the edge served in the hour starting at `hour_start` (a Unix time on the
-    hour), for those it served only (the hour's set names them)."""
+def hour_totals(hour_start: float, *, limit: int) -> dict[str, dict]:
+    """Requests and bytes in the hour starting at `hour_start` (a Unix time on the hour) of up to `limit` projects
+    whose counts of that hour changed since they were last taken: each is taken, then its counts read, so a count
+    flushed after the read marks its project again for a later run."""
     flush()
     hour = _minute(hour_start) // 60
+    ids: list[str] = []
     try:
-        ids = list(_set_members(_served_key(hour)))
+        ids = list(_set_take(_due_key(hour), limit))
         values = _get_many([_hour_key(pk, hour, name) for pk in ids for name in ("n", "bytes")])
     except Exception as exc:  # noqa: BLE001
         _warn("unreadable", exc)
+        if ids:  # taken but not read: for the next run
+            with contextlib.suppress(Exception):
+                _set_put_back(_due_key(hour), ids)
         return {}
     totals = {}
     for pk in ids:
@@ -232,11 +272,21 @@ def hour_totals(hour_start: float) -> dict[str, dict]:
     return totals
 
 
-def deployments_visited(hour_start: float) -> set[str]:
-    """Which deployments the edge served in the hour starting at `hour_start` (the hour's set of them)."""
+def hour_totals_left(hour_start: float) -> int:
+    """How many projects' counts of the hour wait for a metering run (0 when the cache cannot say)."""
+    try:
+        return _set_size(_due_key(_minute(hour_start) // 60))
+    except Exception as exc:  # noqa: BLE001
+        _warn("unreadable", exc)
+        return 0
+
+
+def deployments_visited(hour_start: float, *, limit: int) -> set[str]:
+    """Up to `limit` of the deployments the edge served in the hour starting at `hour_start`, taken out of the
+    hour's set (each needs its first visit recorded once)."""
     flush()
     try:
-        return _set_members(_visited_key(_minute(hour_start) // 60))
+        return _set_take(_visited_key(_minute(hour_start) // 60), limit)
     except Exception as exc:  # noqa: BLE001
         _warn("unreadable", exc)
         return set()

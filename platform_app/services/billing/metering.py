@@ -2,8 +2,8 @@
 
 Each finished hour is computed from its sources, never added to:
 - build seconds: each deployment's build, `started_at` → `finished_at` (a build still running counts up to now);
-- edge requests and bytes: the edge's per-hour counters in the cache, for the projects it served that hour
-  (services/automation/edge_metrics.py);
+- edge requests and bytes: the edge's per-hour counters in the cache, for the projects whose counts changed since
+  a run last took them, BILLING_METER_EDGE_BATCH a run and hour (services/automation/edge_metrics.py);
 - instance seconds per size: each `Instance` row from `created_at` (placed) to its end: `updated_at` once it is
   stopped, lost or crashed, now while it is live; a component's instance counts as the component's size, any
   other as INSTANCE_DEFAULT_SIZE_KEY (the INSTANCE_* sandbox defaults);
@@ -14,6 +14,7 @@ Buckets and database backups do not exist on this platform yet, so they are not 
 A record is written once per (workspace, project, hour, meter) and only ever raised to the newly computed
 quantity, so running an hour again never counts twice, and edge counters that expired (a day) lower nothing.
 """
+import json
 import logging
 from collections import defaultdict
 from datetime import datetime, timedelta
@@ -152,21 +153,43 @@ def _archives(hour: datetime, now: datetime) -> int:
         return cursor.rowcount
 
 
-def _edge(hour: datetime, acc: _Hour) -> None:
-    """Only the projects the edge served that hour (edge_metrics names them), however many projects exist."""
-    totals = edge_metrics.hour_totals(hour.timestamp())
-    for ids in _batched(totals):
-        for project in Project.objects.filter(pk__in=ids).values_list("pk", "workspace_id", "name"):
-            counts = totals[project[0]]
-            acc.add(project, meters.EDGE_REQUESTS, counts["requests"])
-            acc.add(project, meters.EDGE_BYTES, counts["bytes"])
+def _edge_sql() -> str:
+    """Requests and bytes records of the projects in a JSON list of {"id", "n", "b"} (requests, bytes), joined with
+    their projects in the database (a served project deleted since has none)."""
+    projects = connection.ops.quote_name(Project._meta.db_table)
+    if connection.vendor == "postgresql":
+        served = "json_to_recordset(%(served)s::json) AS e(id text, n bigint, b bigint)"
+    else:  # SQLite
+        served = ("(SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.n') AS n, "
+                  "json_extract(value, '$.b') AS b FROM json_each(%(served)s)) AS e")
+    meter = (f'SELECT p."workspace_id" AS w, p."id" AS p, SUBSTR(p."name", 1, 100) AS name, %(meter_{{q}})s AS m, '
+             f'e.{{q}} AS q FROM {served} JOIN {projects} p ON p."id" = e.id')
+    return (f"{_upsert_head()} SELECT w, p, p, name, %(hour)s, m, q, %(now)s FROM "
+            f"({meter.format(q='n')} UNION ALL {meter.format(q='b')}) AS records WHERE q > 0 {_upsert_tail()}")
+
+
+def _edge(hour: datetime, now: datetime) -> int:
+    """The next BILLING_METER_EDGE_BATCH projects whose counts of the hour changed since a run took them
+    (edge_metrics names them), however many projects exist or were served, in one statement: the records made or
+    raised."""
+    totals = edge_metrics.hour_totals(hour.timestamp(), limit=settings.BILLING_METER_EDGE_BATCH)
+    if not totals:
+        return 0
+    served = json.dumps([{"id": pk, "n": t["requests"], "b": t["bytes"]} for pk, t in totals.items()])
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(_edge_sql(), {"served": served, "hour": adapt(hour), "now": adapt(now),
+                                     "meter_n": meters.EDGE_REQUESTS, "meter_b": meters.EDGE_BYTES})
+        return cursor.rowcount
 
 
 def _visits(hour: datetime) -> int:
-    """Ready previews never visited so far that the edge served this hour get their first visit recorded."""
+    """Ready previews never visited so far that the edge served this hour get their first visit recorded (the next
+    BILLING_METER_EDGE_BATCH deployments the edge served, each taken once)."""
     unvisited = Deployment.objects.filter(status=Deployment.Status.READY, created_at__lt=hour + HOUR,
                                           visit__isnull=True).exclude(env="production")
-    seen = [pk for ids in _batched(edge_metrics.deployments_visited(hour.timestamp()))
+    served = edge_metrics.deployments_visited(hour.timestamp(), limit=settings.BILLING_METER_EDGE_BATCH)
+    seen = [pk for ids in _batched(served)
             for pk in unvisited.filter(pk__in=ids).values_list("pk", flat=True)]
     for pk in seen:
         DeploymentVisit.objects.get_or_create(deployment_id=pk, defaults={"first_at": hour})
@@ -183,12 +206,11 @@ def usage_hour_record(*, hour: datetime, now: datetime | None = None) -> int:
     _builds(hour, now, acc)
     _instances(hour, now, acc)
     _volumes(hour, now, acc)
-    _edge(hour, acc)
     _visits(hour)
-    return _write(hour, acc, now) + _archives(hour, now)
+    return _write(hour, acc, now) + _edge(hour, now) + _archives(hour, now)
 
 
-UPSERT_ROWS = 2_000  # rows per statement: 8 parameters each, under SQLite's 32,766 and PostgreSQL's 65,535
+UPSERT_ROWS = 2_000  # rows per statement elsewhere: 8 parameters each, under SQLite's 32,766
 
 
 def _upsert_head() -> str:
@@ -212,18 +234,33 @@ def _upsert_sql(rows: int) -> str:
     return f"{_upsert_head()} VALUES {values} {_upsert_tail()}"
 
 
+def _upsert_arrays_sql() -> str:
+    """PostgreSQL: every record of the hour in one statement, its columns as five arrays: a few parameters instead
+    of eight a record, which psycopg spent more time splitting and binding than the database took to write them."""
+    return (f"{_upsert_head()} SELECT w, p, p, n, %s, m, q, %s "
+            f"FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::bigint[]) AS u(w, p, n, m, q) "
+            f"{_upsert_tail()}")
+
+
 def _write(hour: datetime, acc: _Hour, now: datetime) -> int:
-    """One upsert per UPSERT_ROWS records (a single statement each, so concurrent runs need no lock or retry)."""
+    """The hour's records: made or raised in one statement (PostgreSQL) or one per UPSERT_ROWS records, so
+    concurrent runs need no lock or retry."""
     at, stamp = (connection.ops.adapt_datetimefield_value(t) for t in (hour, now))
-    rows = [(workspace_id, project_id, project_id, acc.projects[project_id][1][:100], at, meter, quantity, stamp)
+    rows = [(workspace_id, project_id, acc.projects[project_id][1][:100], meter, quantity)
             for (workspace_id, project_id, meter), raw in acc.quantities.items() if (quantity := int(round(raw))) > 0]
-    written = 0
+    if not rows:
+        return 0
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(_upsert_arrays_sql(), [at, stamp, *map(list, zip(*rows))])
+            return cursor.rowcount
+        written = 0
         for i in range(0, len(rows), UPSERT_ROWS):
             chunk = rows[i:i + UPSERT_ROWS]
-            cursor.execute(_upsert_sql(len(chunk)), [value for row in chunk for value in row])
+            cursor.execute(_upsert_sql(len(chunk)), [value for w, p, n, m, q in chunk
+                                                     for value in (w, p, p, n, at, m, q, stamp)])
             written += cursor.rowcount
-    return written
+        return written
 
 
 def usage_meter(*, now: datetime | None = None) -> int:
@@ -239,4 +276,7 @@ def usage_meter(*, now: datetime | None = None) -> int:
     if _archives_left(oldest):
         logger.warning("The archives of %s are not all metered and the hour leaves the lookback now: raise "
                        "BILLING_METER_STORAGE_BATCH.", f"{oldest:%Y-%m-%d %H}h")
+    if left := edge_metrics.hour_totals_left(oldest.timestamp()):
+        logger.warning("The edge counts of %d projects in %s are not metered and the hour leaves the lookback now: "
+                       "raise BILLING_METER_EDGE_BATCH.", left, f"{oldest:%Y-%m-%d %H}h")
     return written

@@ -126,6 +126,56 @@ def test_edge_counters_become_requests_bytes_and_visits(project, hour, workspace
     assert not DeploymentVisit.objects.filter(deployment=other).exists()
 
 
+@pytest.fixture(params=["marks", "redis"])
+def edge_cache(request, settings, tmp_path):
+    """The hour's sets as marks in a folder (the tests' cache is no Redis), then on a real Redis."""
+    settings.DATA_DIR = tmp_path
+    if request.param == "redis":
+        return request.getfixturevalue("redis_cache")
+    return cache
+
+
+def test_edge_counts_are_metered_in_bounded_batches_and_late_counts_again(workspace, hour, settings, edge_cache,
+                                                                          caplog):
+    """A run takes at most BILLING_METER_EDGE_BATCH projects whose counts of the hour changed since a run took them,
+    so a run stays bounded however many projects were served; counts flushed after a project was taken mark it
+    again, and its record is raised on a later run."""
+    settings.BILLING_METER_EDGE_BATCH = 2
+    projects = [ProjectFactory(workspace=workspace, slug=f"p{i}") for i in range(5)]
+    at = hour.timestamp() + 60
+    for project in projects:
+        edge_metrics.record(project.pk, 200, 0.01, at=at, size=100)
+    edge_metrics.flush()
+
+    def edge_records():
+        return {ref: n for (ref, _, meter), n in usage(meter="edge_requests").items()}
+
+    counted = []
+    for _ in range(4):
+        usage_hour_record(hour=hour)
+        counted.append(len(edge_records()))
+    assert counted == [2, 4, 5, 5]
+    assert edge_records() == {p.pk: 1 for p in projects}
+
+    first = projects[0]
+    edge_metrics.record(first.pk, 200, 0.01, at=at + 1200, size=100)  # flushed late, after its project was taken
+    edge_metrics.record(first.pk, 200, 0.01, at=at + 1300, size=100)
+    edge_metrics.flush()
+    assert edge_metrics.hour_totals_left(hour.timestamp()) == 1
+    usage_hour_record(hour=hour)
+    assert edge_records()[first.pk] == 3 and usage()[(first.pk, hour, "edge_bytes")] == 300
+    assert edge_metrics.hour_totals_left(hour.timestamp()) == 0
+
+    later = ProjectFactory(workspace=workspace, slug="later")  # served, and never metered before the hour leaves
+    for project in (later, *projects[1:3]):
+        edge_metrics.record(project.pk, 200, 0.01, at=at, size=1)
+    edge_metrics.flush()
+    settings.BILLING_METER_LOOKBACK_HOURS = 1
+    with caplog.at_level("WARNING"):
+        usage_meter()
+    assert "edge counts of 1 projects" in caplog.text
+
+
 def test_running_an_hour_again_never_counts_twice(project, hour, workspace):
     DeploymentFactory(project=project, status="ready", started_at=hour, finished_at=hour + timedelta(minutes=5))
     edge_metrics.record(project.pk, 200, 0.01, at=hour.timestamp() + 5, size=10)
@@ -231,8 +281,8 @@ def test_without_redis_the_projects_other_processes_served_are_metered(project, 
                                    "LOCATION": str(tmp_path / "cache")}}
     quiet = ProjectFactory(workspace=workspace, slug="quiet", name="Quiet")  # never served: no mark, no record
     stale = int(hour.timestamp()) // 3600 - settings.EDGE_METRICS_TTL_SECONDS // 3600 - 1
-    (tmp_path / "edge-marks" / f"edges-{stale}").mkdir(parents=True)
-    (tmp_path / "edge-marks" / f"edges-{stale}" / project.pk).touch()
+    (tmp_path / "edge-marks" / f"edged-{stale}").mkdir(parents=True)
+    (tmp_path / "edge-marks" / f"edged-{stale}" / project.pk).touch()
     script = ("from platform_app.services.automation import edge_metrics as m; "
               f"[m.record({project.pk!r}, 200, 0.01, at={hour.timestamp() + 60}, size=500) for _ in range(3)]; "
               "m.flush()")
@@ -241,4 +291,4 @@ def test_without_redis_the_projects_other_processes_served_are_metered(project, 
     usage_hour_record(hour=hour)
     assert usage() == {(project.pk, hour, "edge_requests"): 3, (project.pk, hour, "edge_bytes"): 1500}
     assert not usage(project_ref=quiet.pk)
-    assert sorted(p.name for p in (tmp_path / "edge-marks").iterdir()) == [f"edges-{int(hour.timestamp()) // 3600}"]
+    assert sorted(p.name for p in (tmp_path / "edge-marks").iterdir()) == [f"edged-{int(hour.timestamp()) // 3600}"]
