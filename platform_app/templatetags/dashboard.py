@@ -6,9 +6,10 @@ import re
 from urllib.parse import quote
 
 from django import template
+from django.template.defaultfilters import timesince_filter
 from django.urls import NoReverseMatch, reverse
-from django.utils.http import RFC3986_SUBDELIMS
 from django.utils import timezone
+from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import mark_safe
 
 from platform_app.services.projects import addresses
@@ -47,6 +48,35 @@ def log_spans(lines) -> str:
     took 48 ms of a page's CPU, most of it localising each line's number."""
     return mark_safe("".join(f'<span class="log-line" data-seq="{int(line.seq)}">{html.escape(line.text)}</span>\n'
                              for line in lines))  # html.escape: what Django's escape does, without its lazy wrapper
+
+
+@register.simple_tag
+def project_rows(projects, workspace) -> str:
+    """The workspace page's project rows, escaped, built in one pass as `log_spans` is: through the template loop,
+    fifty rows of a dozen nodes each were two thirds of the page's CPU (and the table reloads every 5 s while a
+    build runs). Each project carries its `last_deployment` (selectors.projects_with_last_deployment)."""
+    rows, escape = [], html.escape
+    for p in projects:
+        name = f'<a href="{escape(path("project", workspace.slug, p.slug))}"><strong>{escape(p.name)}</strong></a>'
+        if p.framework:
+            name += f'<br><span class="muted">{escape(p.framework)}</span>'
+        if p.production_deployment_id:
+            url = project_url(p)
+            address = f'<a href="{escape(url)}">{escape(host(url))}</a>'
+        else:
+            address = '<span class="muted">not deployed yet</span>'
+        cells = [name, address]
+        d = p.last_deployment
+        if d:
+            status = escape(d.status)
+            cells += [f'<a href="{escape(path("deployment", workspace.slug, d.pk))}"><span class="badge badge-{status}">'
+                      f'{status}</span></a> <span class="muted">{escape(d.env)}</span>', escape(d.branch),
+                      f"<code>{escape(short_sha(d.commit_sha)) or '—'}</code>", f"{escape(timesince_filter(d.created_at))} ago"]
+            row = "".join(f"<td>{cell}</td>" for cell in cells)
+        else:
+            row = "".join(f"<td>{cell}</td>" for cell in cells) + '<td colspan="4" class="muted">No deployments</td>'
+        rows.append(f"<tr>{row}</tr>")
+    return mark_safe("\n".join(rows))
 
 
 @register.filter

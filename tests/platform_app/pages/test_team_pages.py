@@ -38,6 +38,23 @@ def test_projects_list_shows_address_and_last_deployment(owner, project, setting
     assert project.git_url not in page  # never the raw Git URL
 
 
+def test_project_rows_escape_names_and_say_what_is_missing(owner, project, workspace):
+    """Each row: the name (escaped) and framework, the address or "not deployed yet", the last deployment or "No
+    deployments"."""
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    project.name, project.framework = '<b>Shop</b> & "co"', "nextjs"
+    project.save()
+    DeploymentFactory(project=project, status="building", env="preview", branch="<i>feat</i>", commit_sha="")
+    ProjectFactory(workspace=workspace, slug="empty", name="Empty")
+    page = owner.get("/dashboard/acme/").content.decode()
+    assert "<strong>&lt;b&gt;Shop&lt;/b&gt; &amp; &quot;co&quot;</strong>" in page and "<b>Shop" not in page
+    assert '<span class="muted">nextjs</span>' in page and page.count("not deployed yet") == 2
+    assert '<span class="badge badge-building">building</span></a> <span class="muted">preview</span>' in page
+    assert "<td>&lt;i&gt;feat&lt;/i&gt;</td><td><code>—</code></td>" in page and " ago</td>" in page
+    assert 'href="/dashboard/acme/projects/empty/"' in page and '<td colspan="4" class="muted">No deployments</td>' in page
+
+
 def test_viewer_sees_no_new_project_button_and_cannot_create(viewer):
     page = viewer.get("/dashboard/acme/").content
     assert b"New project" not in page
