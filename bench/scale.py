@@ -5,9 +5,10 @@
 
 Builds the scale set in a scratch PostgreSQL database with `INSERT ... SELECT generate_series` (each table's rows
 are copies of one row the services made, so every column holds what the platform writes): 10,000 workspaces,
-100,000 projects, 1,000,000 ready deployments (each built in 40 s, with an archive of 1-5 MB, and every project
-served by the edge in each of the last three hours) with two events each, ten build-log lines for each of the big customer's deployments and a 2,000-line log for one of them. The big
-customer is one workspace holding 5,000 of the projects and 200,000 of the deployments. Then, with wrk and an API
+100,000 projects (every one served by the edge in each of the last three hours), 1,000,000 ready deployments
+(each built in 40 s, with an archive of 1-5 MB) with two events each, ten build-log lines for each of the big
+customer's deployments and a 2,000-line log for one of them. The big customer is one workspace holding 5,000 of
+the projects and 200,000 of the deployments. Then, with wrk and an API
 token of the big customer's owner: the project list, the deployment list (the first page, and a page 5,000 rows
 deep through the cursor), one deployment, its events, the replay of the 2,000-line log; the dashboard's project
 list and deployment page with a signed-in session; each query's rows read against rows returned (EXPLAIN ANALYZE);

@@ -57,8 +57,9 @@ def _hour_key(project_id: str, hour: int, name: str) -> str:
 
 
 def _due_key(hour: int) -> str:
-    """The set of the projects whose counts of an hour changed since metering last took them."""
-    return f"edged:{hour}"
+    """The set of the projects whose counts of an hour changed since metering last took them (named as the set of
+    the projects served was, which it replaces, so an hour counted across an upgrade keeps its members)."""
+    return f"edges:{hour}"
 
 
 def _visited_key(hour: int) -> str:
@@ -131,7 +132,7 @@ def flush() -> None:
             except ValueError:
                 cache.set(k, n, timeout=ttl)
         for name, values in members.items():  # after the counts, as above
-            _marks_add(name, values, again=name.startswith("edged:"))
+            _marks_add(name, values, again=name.startswith("edges:"))
     except Exception as exc:  # noqa: BLE001 - the cache is down or refuses: metrics are best effort
         _warn("not recorded", exc)
 

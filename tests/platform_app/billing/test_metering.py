@@ -281,8 +281,8 @@ def test_without_redis_the_projects_other_processes_served_are_metered(project, 
                                    "LOCATION": str(tmp_path / "cache")}}
     quiet = ProjectFactory(workspace=workspace, slug="quiet", name="Quiet")  # never served: no mark, no record
     stale = int(hour.timestamp()) // 3600 - settings.EDGE_METRICS_TTL_SECONDS // 3600 - 1
-    (tmp_path / "edge-marks" / f"edged-{stale}").mkdir(parents=True)
-    (tmp_path / "edge-marks" / f"edged-{stale}" / project.pk).touch()
+    (tmp_path / "edge-marks" / f"edges-{stale}").mkdir(parents=True)
+    (tmp_path / "edge-marks" / f"edges-{stale}" / project.pk).touch()
     script = ("from platform_app.services.automation import edge_metrics as m; "
               f"[m.record({project.pk!r}, 200, 0.01, at={hour.timestamp() + 60}, size=500) for _ in range(3)]; "
               "m.flush()")
@@ -291,4 +291,4 @@ def test_without_redis_the_projects_other_processes_served_are_metered(project, 
     usage_hour_record(hour=hour)
     assert usage() == {(project.pk, hour, "edge_requests"): 3, (project.pk, hour, "edge_bytes"): 1500}
     assert not usage(project_ref=quiet.pk)
-    assert sorted(p.name for p in (tmp_path / "edge-marks").iterdir()) == [f"edged-{int(hour.timestamp()) // 3600}"]
+    assert sorted(p.name for p in (tmp_path / "edge-marks").iterdir()) == [f"edges-{int(hour.timestamp()) // 3600}"]

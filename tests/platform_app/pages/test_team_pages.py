@@ -52,7 +52,8 @@ def test_project_rows_escape_names_and_say_what_is_missing(owner, project, works
     assert '<span class="muted">nextjs</span>' in page and page.count("not deployed yet") == 2
     assert '<span class="badge badge-building">building</span></a> <span class="muted">preview</span>' in page
     assert "<td>&lt;i&gt;feat&lt;/i&gt;</td><td><code>—</code></td>" in page and " ago</td>" in page
-    assert 'href="/dashboard/acme/projects/empty/"' in page and '<td colspan="4" class="muted">No deployments</td>' in page
+    assert 'href="/dashboard/acme/projects/empty/"' in page
+    assert '<td colspan="4" class="muted">No deployments</td>' in page
 
 
 def test_viewer_sees_no_new_project_button_and_cannot_create(viewer):
