@@ -8,6 +8,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.db import connection
 from django.utils import timezone
 
@@ -278,7 +279,7 @@ def test_the_admin_and_mcp_tails_and_the_doctor_read_archived_logs(alice, worksp
     assert deployment_logs_archive.run() == 1 and not LogLine.objects.filter(deployment=done).exists()
     assert [f.rule for f in diagnose(done)] == expected and expected
     client.force_login(SuperuserFactory())
-    admin = client.get(f"/admin/platform_app/deployment/{done.pk}/change/").content.decode()
+    admin = client.get(f"/admin/platform_app/deployment/{quote(done.pk)}/change/").content.decode()
     assert "Cannot find module" in admin and "step 1: compiled" in admin
 
 

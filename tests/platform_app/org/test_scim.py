@@ -4,6 +4,7 @@ like roles give roles, and every error is in SCIM's error schema."""
 import json
 
 import pytest
+from django.contrib.admin.utils import quote
 
 from platform_app.models import ApiToken, AuthSession, Membership, ScimGroup, ScimUser, User
 from tests.conftest import all_at_once
@@ -400,12 +401,12 @@ def test_an_admin_changing_an_address_clears_its_verification(staff, dana, djang
     User.objects.filter(pk=dana.pk).update(email_verified_at=timezone.now())
     browser = Client()
     browser.force_login(staff)
-    page = browser.get(f"/admin/platform_app/user/{dana.pk}/change/")
+    page = browser.get(f"/admin/platform_app/user/{quote(dana.pk)}/change/")
     assert page.status_code == 200
     form = {k: v for k, v in page.context["adminform"].form.initial.items() if v is not None and k != "password"}
     form.update(email="dana.new@example.com", name="Dana")
     with django_capture_on_commit_callbacks(execute=True):
-        saved = browser.post(f"/admin/platform_app/user/{dana.pk}/change/", {
+        saved = browser.post(f"/admin/platform_app/user/{quote(dana.pk)}/change/", {
             **{k: v for k, v in form.items() if isinstance(v, str)}, "email": "dana.new@example.com",
             "is_active": "on", "date_joined_0": "2026-01-01", "date_joined_1": "00:00:00"})
     dana.refresh_from_db()
