@@ -162,10 +162,11 @@ def _edge_sql() -> str:
     else:  # SQLite
         served = ("(SELECT json_extract(value, '$.id') AS id, json_extract(value, '$.n') AS n, "
                   "json_extract(value, '$.b') AS b FROM json_each(%(served)s)) AS e")
-    meter = (f'SELECT p."workspace_id" AS w, p."id" AS p, SUBSTR(p."name", 1, 100) AS name, %(meter_{{q}})s AS m, '
-             f'e.{{q}} AS q FROM {served} JOIN {projects} p ON p."id" = e.id')
+    requests, bytes_ = (f'SELECT p."workspace_id" AS w, p."id" AS p, SUBSTR(p."name", 1, 100) AS name, '
+                        f'%(meter_{column})s AS m, e.{column} AS q FROM {served} JOIN {projects} p ON p."id" = e.id'
+                        for column in ("n", "b"))
     return (f"{_upsert_head()} SELECT w, p, p, name, %(hour)s, m, q, %(now)s FROM "
-            f"({meter.format(q='n')} UNION ALL {meter.format(q='b')}) AS records WHERE q > 0 {_upsert_tail()}")
+            f"({requests} UNION ALL {bytes_}) AS records WHERE q > 0 {_upsert_tail()}")
 
 
 def _edge(hour: datetime, now: datetime) -> int:
@@ -191,8 +192,9 @@ def _visits(hour: datetime) -> int:
     served = edge_metrics.deployments_visited(hour.timestamp(), limit=settings.BILLING_METER_EDGE_BATCH)
     seen = [pk for ids in _batched(served)
             for pk in unvisited.filter(pk__in=ids).values_list("pk", flat=True)]
-    for pk in seen:
-        DeploymentVisit.objects.get_or_create(deployment_id=pk, defaults={"first_at": hour})
+    # one statement for the batch; a visit recorded meanwhile (another run) keeps its first hour
+    DeploymentVisit.objects.bulk_create([DeploymentVisit(deployment_id=pk, first_at=hour) for pk in seen],
+                                        ignore_conflicts=True)
     return len(seen)
 
 
