@@ -17,13 +17,18 @@ JSON_TYPES = ((serializers.BooleanField, (bool,), "a boolean"), (serializers.Int
 
 
 def json_type_error(field, value) -> str | None:
-    """Why `value` is not of the JSON type `field` takes (None when it is, or when null is left to the field)."""
+    """Why `value` is not of the JSON type `field` takes (None when it is, or when null is left to the field), or
+    is longer than the schema's `maxLength` as sent: DRF checks the length after trimming surrounding whitespace,
+    and would take a longer value than the schema promises to refuse."""
     if value is None:
         return None
     for field_class, types, label in JSON_TYPES:
         if isinstance(field, field_class):
             if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
                 return f"Must be {label}."
+            limit = getattr(field, "max_length", None)
+            if isinstance(value, str) and limit is not None and len(value) > limit:
+                return field.error_messages["max_length"].format(max_length=limit)
             if isinstance(field, serializers.ListField):
                 errors = (json_type_error(field.child, item) for item in value)
                 return next((f"Item {i}: {e}" for i, e in enumerate(errors) if e), None)

@@ -169,6 +169,22 @@ def test_import_with_a_reserved_key_writes_nothing(alice_client, url):
     assert resp.status_code == 400 and EnvVar.objects.count() == 0
 
 
+def test_a_value_longer_than_its_max_length_as_sent_is_refused(alice_client, url):
+    """maxLength holds for the value as sent: DRF would trim surrounding whitespace first and take a longer one."""
+    from platform_app.models import Environment
+
+    env = next(e for e in alice_client.get(f"{url}/environments").json()["items"] if e["name"] == "production")
+    long = "\u000b" + "*" * 200  # 201 characters, 200 once trimmed
+    resp = alice_client.patch(f"{url}/environments/{env['id']}", {"branchPattern": long}, format="json")
+    assert resp.status_code == 400 and "branchPattern" in resp.json()["details"], resp.content
+    assert Environment.objects.get(pk=env["id"]).branch_pattern == env["branchPattern"]
+    created = alice_client.post(f"{url}/environments", {"name": "staging", "branchPattern": " " + "*" * 200},
+                                format="json")
+    assert created.status_code == 400 and not Environment.objects.filter(name="staging").exists()
+    fits = alice_client.patch(f"{url}/environments/{env['id']}", {"branchPattern": " " + "*" * 199}, format="json")
+    assert fits.status_code == 200 and fits.json()["branchPattern"] == "*" * 199
+
+
 def test_environments_builtins_and_custom(alice_client, url):
     names = [e["name"] for e in alice_client.get(f"{url}/environments").json()["items"]]
     assert sorted(names) == ["development", "preview", "production"]
