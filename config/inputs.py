@@ -17,18 +17,13 @@ JSON_TYPES = ((serializers.BooleanField, (bool,), "a boolean"), (serializers.Int
 
 
 def json_type_error(field, value) -> str | None:
-    """Why `value` is not of the JSON type `field` takes (None when it is, or when null is left to the field), or
-    is longer than the schema's `maxLength` as sent: DRF checks the length after trimming surrounding whitespace,
-    and would take a longer value than the schema promises to refuse."""
+    """Why `value` is not of the JSON type `field` takes (None when it is, or when null is left to the field)."""
     if value is None:
         return None
     for field_class, types, label in JSON_TYPES:
         if isinstance(field, field_class):
             if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
                 return f"Must be {label}."
-            limit = getattr(field, "max_length", None)
-            if isinstance(value, str) and limit is not None and len(value) > limit:
-                return field.error_messages["max_length"].format(max_length=limit)
             if isinstance(field, serializers.ListField):
                 errors = (json_type_error(field.child, item) for item in value)
                 return next((f"Item {i}: {e}" for i, e in enumerate(errors) if e), None)
@@ -52,7 +47,17 @@ class InputSerializer(KeptFields, serializers.Serializer):
                     and (error := json_type_error(field, data[name]))}
         if mistyped:
             raise serializers.ValidationError(mistyped)
-        return super().to_internal_value(data)
+        # maxLength holds for the value as sent: DRF checks the length after trimming surrounding whitespace
+        too_long = {name: [field.error_messages["max_length"].format(max_length=field.max_length)]
+                    for name, field in self.fields.items() if isinstance(data.get(name), str)
+                    and getattr(field, "max_length", None) is not None and len(data[name]) > field.max_length}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:  # reported with the fields' other errors
+            raise serializers.ValidationError({**exc.detail, **too_long}) if too_long else exc
+        if too_long:
+            raise serializers.ValidationError(too_long)
+        return value
 
 
 def validated(serializer_class, data, *, context=None, **kwargs) -> dict:
