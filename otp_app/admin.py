@@ -1,11 +1,12 @@
 """Staff views of the OTP service. Code hashes and key hashes are never shown."""
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import OuterRef, Subquery, Sum
 
 from config.errors import ValidationFailed
 from otp_app.models import (ApiKey, Balance, Charge, Delivery, IdempotencyKey, OtpRecord, RoutingRule, SandboxMessage,
                             WorkspacePolicy)
-from otp_app.services.balance import balance_top_up
+from otp_app.services.balance import balance_amount, balance_top_up
 from otp_app.services.number_types import REFUSED
 
 
@@ -75,7 +76,7 @@ class BalanceForm(forms.ModelForm):
 
     def clean_adjust_by(self):
         adjust_by = self.cleaned_data["adjust_by"]
-        if adjust_by < -(self.instance.amount if self.instance.pk else 0):
+        if adjust_by < -(balance_amount(self.instance.workspace_id) if self.instance.pk else 0):
             raise forms.ValidationError("The balance cannot go below zero.")
         return adjust_by
 
@@ -85,11 +86,21 @@ class BalanceAdmin(admin.ModelAdmin):
     """The amount is never written from the form: a top-up or a correction is a change by, applied to the row as
     it is at that moment (balance_top_up), so a form loaded before some sends cannot give their holds back."""
     form = BalanceForm
-    list_display = ("workspace", "amount", "currency", "updated_at")
+    list_display = ("workspace", "balance", "currency", "updated_at")
     search_fields = ("workspace__slug",)
     list_select_related = ("workspace",)
     raw_id_fields = ("workspace",)
-    readonly_fields = ("amount", "updated_at")
+    readonly_fields = ("balance", "updated_at")
+
+    def get_queryset(self, request):
+        # a workspace's first purse stands for its balance: the sum of all its purses
+        purses = (Balance.objects.filter(workspace_id=OuterRef("workspace_id")).order_by()
+                  .values("workspace_id").annotate(total=Sum("amount")).values("total"))
+        return super().get_queryset(request).filter(purse=0).annotate(total=Subquery(purses))
+
+    @admin.display(description="balance", ordering="total")
+    def balance(self, obj):
+        return getattr(obj, "total", None) if obj.pk else None
 
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields + (("workspace", "currency") if obj else ())

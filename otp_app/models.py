@@ -131,15 +131,22 @@ class IdempotencyKey(models.Model):
 
 
 class Balance(models.Model):
-    """A workspace's prepaid live balance, in minor units."""
+    """One purse of a workspace's prepaid live balance, in minor units: the balance is the sum of its purses
+    (`OTP_BALANCE_PURSES`, otp_app/services/balance.py), so sends running at once hold their prices on different
+    rows instead of queueing for one. Purse 0 always exists and carries the currency."""
 
-    workspace = models.OneToOneField("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_balance")
+    workspace = models.ForeignKey("platform_app.Workspace", on_delete=models.CASCADE, related_name="otp_balances",
+                                  db_index=False)  # the unique (workspace, purse) serves it
+    purse = models.PositiveSmallIntegerField(default=0)
     currency = models.CharField(max_length=3, default="USD")
     amount = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "purse"], name="otp_balance_purse_unique")]
+
     def __str__(self):
-        return f"{self.workspace}: {self.amount} {self.currency}"
+        return f"{self.workspace}: purse {self.purse}, {self.amount} {self.currency}"
 
 
 class Charge(models.Model):

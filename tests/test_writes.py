@@ -111,11 +111,12 @@ def test_on_postgresql_the_condition_is_read_by_the_same_statement_and_values_ke
 def test_a_take_that_changes_no_row_writes_nothing_and_one_that_does_writes_all(workspace):
     from config.writes import NothingTaken
     from otp_app.models import Balance
-    from otp_app.services.balance import price_hold_statement
 
     api_key = ApiKeyFactory(workspace=workspace)
     Balance.objects.create(workspace=workspace, amount=3)
-    hold = lambda: price_hold_statement(workspace_id=workspace.pk, channel="email")[1]  # noqa: E731
+    table = connection.ops.quote_name(Balance._meta.db_table)
+    hold = lambda: (f'UPDATE {table} SET "amount" = "amount" - %s WHERE "workspace_id" = %s AND "amount" >= %s',  # noqa: E731
+                    [2, workspace.pk, 2])
     always, never = ("1 = %s", [1]), ("1 = %s", [2])
     with CaptureQueriesContext(connection) as captured:
         assert write_together(*_rows(api_key, uuid.uuid4()), take=hold(), only_if=always) is True

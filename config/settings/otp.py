@@ -26,6 +26,9 @@ OTP_LOCAL_TTL_SECONDS = env.float("OTP_LOCAL_TTL_SECONDS", default=60.0)
 
 # Money: integer minor units
 OTP_CURRENCY = env("OTP_CURRENCY", default="USD")
+# Rows a workspace's balance is spread over by a top-up: sends running at once hold their prices on different ones
+# (otp_app/services/balance.py). About the sends one workspace has in flight at a time.
+OTP_BALANCE_PURSES = env.int("OTP_BALANCE_PURSES", default=8)
 OTP_PRICES = {
     "sms": env.int("OTP_PRICE_SMS", default=45),
     "whatsapp": env.int("OTP_PRICE_WHATSAPP", default=30),

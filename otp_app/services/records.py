@@ -157,12 +157,12 @@ def _record_create(*, api_key, recipient, locale, route, idempotency_key, finger
         rows.append(IdempotencyKey(api_key=api_key, key=idempotency_key, request_hash=fingerprint, record=record))
     delivery = Delivery(record=record, send_number=1, channel=route[0], sealed_code=code_seal(code))
     only_if = _fewer_failed_records(workspace_id=api_key.workspace_id, recipient=recipient)
-    take = None
-    if api_key.mode == "live":  # the hold and the rows in one statement: all or none
-        delivery.reserved, take = balance_services.price_hold_statement(workspace_id=api_key.workspace_id,
-                                                                        channel=route[0])
-    try:  # a key taken meanwhile leaves no record behind, and no hold
-        written = write_together(*rows, delivery, only_if=only_if, take=take)
+    if api_key.mode == "live":
+        delivery.reserved = balance_services.price_of(route[0])
+    try:  # the hold and the rows in one statement, all or none: a key taken meanwhile leaves no hold behind
+        written = balance_services.with_price_held(
+            lambda take: write_together(*rows, delivery, only_if=only_if, take=take),
+            workspace_id=api_key.workspace_id, price=delivery.reserved)
     except NothingTaken:
         raise InsufficientBalance() from None
     if not written:

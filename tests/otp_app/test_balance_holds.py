@@ -6,7 +6,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from otp_app.models import Balance, Charge, Delivery, OtpRecord
+from otp_app.services.balance import balance_amount
 from otp_app.services.drain import deliveries_drain
+from platform_app.models import Workspace
 from tests.conftest import at_once
 from tests.otp_app.conftest import PHONE
 from tests.otp_app.factories import ApiKeyFactory, BalanceFactory
@@ -17,7 +19,7 @@ EMAIL = "someone@example.com"
 
 
 def balance() -> int:
-    return Balance.objects.get().amount
+    return balance_amount(Workspace.objects.get().pk)
 
 
 def live_client(workspace, name="holds"):
@@ -178,3 +180,88 @@ def test_staff_adjust_a_balance_by_an_amount_and_keep_the_holds_taken_meanwhile(
     assert client.post(url, {"adjust_by": "3000000000"}).status_code == 302 and balance() == 3_000_000_000
     too_much = client.post(url, {"adjust_by": str(10 ** 16)})
     assert too_much.status_code == 200 and b"adjust_by" in too_much.content and balance() == 3_000_000_000
+
+
+def top_up(client, balance_row, amount: int):
+    """Staff add to a workspace's balance on its admin page (balance_top_up)."""
+    saved = client.post(f"/admin/otp_app/balance/{balance_row.pk}/change/", {"adjust_by": str(amount)})
+    assert saved.status_code == 302, saved.content[:2000]
+
+
+def test_a_top_up_spreads_the_balance_over_purses_that_sends_and_reports_add_up(workspace, settings, client):
+    from tests.factories import SuperuserFactory
+
+    settings.OTP_EMAIL_ENABLED, settings.OTP_BALANCE_PURSES, settings.OTP_SENDS_PER_RECIPIENT = True, 4, 100
+    client.force_login(SuperuserFactory())
+    balance_row = BalanceFactory(workspace=workspace, amount=3)
+    top_up(client, balance_row, 100)
+    assert list(Balance.objects.order_by("purse").values_list("purse", "amount")) == [(0, 28), (1, 25), (2, 25),
+                                                                                      (3, 25)]
+    live = live_client(workspace)
+    for _ in range(3):
+        assert live.post("/api/v1/otp/send", {"recipient": EMAIL}, format="json").status_code == 201
+    report = live.get("/api/v1/balance").json()
+    assert report["balance"] == 97 and balance() == 97
+    changelist = client.get("/admin/otp_app/balance/")
+    assert changelist.status_code == 200 and b"97" in changelist.content
+    assert client.post(f"/admin/otp_app/balance/{balance_row.pk}/change/", {"adjust_by": "-98"}).status_code == 200
+    assert balance() == 97  # below zero across all purses: refused, nothing changed
+
+
+def test_purses_each_short_of_the_price_are_gathered_for_a_send(workspace, settings, client):
+    from tests.factories import SuperuserFactory
+
+    settings.OTP_EMAIL_ENABLED, settings.OTP_BALANCE_PURSES, settings.OTP_SENDS_PER_RECIPIENT = True, 8, 100
+    client.force_login(SuperuserFactory())
+    top_up(client, BalanceFactory(workspace=workspace, amount=0), 9)  # 2, then 1 in each of the other seven
+    live = live_client(workspace)
+    codes = [live.post("/api/v1/otp/send", {"recipient": EMAIL}, format="json").status_code for _ in range(6)]
+    assert codes == [201, 201, 201, 201, 402, 402]
+    assert balance() == 1 and sorted(Delivery.objects.values_list("reserved", flat=True)) == [2, 2, 2, 2]
+    assert min(Balance.objects.values_list("amount", flat=True)) == 0  # no purse below zero
+
+
+@pytest.mark.postgres
+def test_a_send_holds_its_price_on_a_purse_no_other_send_has_locked(transactional_db, workspace, settings, client):
+    """A send waits for no other: with the first purse locked by a send in flight, the next takes another."""
+    import psycopg
+    from tests.factories import SuperuserFactory
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL): row locks")
+    settings.OTP_EMAIL_ENABLED, settings.OTP_BALANCE_PURSES = True, 4
+    client.force_login(SuperuserFactory())
+    top_up(client, BalanceFactory(workspace=workspace, amount=0), 40)
+    db = connection.settings_dict
+    with psycopg.connect(dbname=db["NAME"], host=db["HOST"], port=db["PORT"] or None, user=db["USER"],
+                         password=db["PASSWORD"] or None) as other:  # a send in flight, holding the first purse until it commits
+        other.execute("SELECT 1 FROM otp_app_balance WHERE workspace_id = %s AND purse = 0 FOR UPDATE",
+                      [workspace.pk])
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")  # a send that waited would fail, not hang
+        resp = live_client(workspace).post("/api/v1/otp/send", {"recipient": EMAIL}, format="json")
+        other.rollback()
+    assert resp.status_code == 201, resp.content
+    assert list(Balance.objects.order_by("purse").values_list("amount", flat=True)) == [10, 8, 10, 10]
+
+
+@pytest.mark.postgres
+def test_concurrent_live_sends_spend_a_spread_balance_exactly(transactional_db, workspace, settings, client):
+    from tests.factories import SuperuserFactory
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (CI sets DATABASE_URL): sends racing on the balance's purses")
+    settings.OTP_EMAIL_ENABLED, settings.OTP_SENDS_PER_RECIPIENT, settings.OTP_BALANCE_PURSES = True, 100, 8
+    client.force_login(SuperuserFactory())
+    top_up(client, BalanceFactory(workspace=workspace, amount=0), 10)  # 3, then 1 in each of the other seven
+    raw = "svc_live_spread" + "s" * 30
+    ApiKeyFactory(workspace=workspace, mode="live", raw=raw)
+
+    def send():
+        api = APIClient()
+        api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+        return api.post("/api/v1/otp/send", {"recipient": EMAIL}, format="json").status_code
+
+    assert sorted(at_once(send, 10)) == [201] * 5 + [402] * 5
+    assert balance() == 0 and OtpRecord.objects.count() == 5
+    assert min(Balance.objects.values_list("amount", flat=True)) == 0
