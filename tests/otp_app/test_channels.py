@@ -202,3 +202,5 @@ def test_email_goes_through_smtp_localized(live, settings):
     text = mail.get_payload(decode=True).decode()
     assert re.search(r"Ihr Bestätigungscode lautet \d{6}\. Er läuft in 10 Minuten ab\.", text)
     assert Charge.objects.get().channel == "email"
+    assert Delivery.objects.get().provider_message_id == mail["Message-ID"]  # the mail's own, one per code
+    assert mail["Message-ID"].endswith("@" + settings.OTP_EMAIL_FROM.rpartition("@")[2].rstrip(">") + ">")
