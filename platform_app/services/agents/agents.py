@@ -15,6 +15,7 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from config.errors import NotFound, Unauthenticated, ValidationFailed
+from config.long_poll import sleep_released, waiting_alone
 from config.outbound import OutboundRefused, outbound_host_check
 from platform_app.models import AgentInvite, AgentNode, Component, Deployment, Instance, Project, RuntimeLogLine, Volume
 from platform_app.models.deployments import RUNS_ON_NODES
@@ -272,14 +273,21 @@ def agent_heartbeat(*, node: AgentNode, wait: float = 0.0, **reports) -> dict:
 
     With `wait`, a heartbeat that would ask the node nothing new (it runs every assignment, nothing to stop) waits
     up to that many seconds for something to ask: a long poll, so a deployment placed on the node reaches it
-    within a fraction of a second instead of at its next heartbeat."""
+    within a fraction of a second instead of at its next heartbeat. One heartbeat of a node waits at a time; any
+    other sent meanwhile answers at once."""
     answer = _heartbeat_apply(node=node, **reports)
-    running = [r["instance_id"] for r in reports["instances"]]
+    with waiting_alone(f"agents:heartbeat-waits:{node.pk}", wait) as allowed:  # one a node; a second answers at once
+        return _news_awaited(node=node, answer=answer, running=[r["instance_id"] for r in reports["instances"]],
+                             wait=allowed)
+
+
+def _news_awaited(*, node: AgentNode, answer: dict, running: list[str], wait: float) -> dict:
+    """`answer`, or the node's next one as soon as it has something new to ask within `wait` seconds."""
     deadline = time.monotonic() + wait
     status = AgentNode.Status.DRAINING if answer["drain"] else AgentNode.Status.ONLINE
     while (not answer["stop"] and all(a["instance_id"] in running for a in answer["assignments"])
            and time.monotonic() < deadline):
-        time.sleep(min(HEARTBEAT_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+        sleep_released(min(HEARTBEAT_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
         news = Instance.objects.filter(node=node).filter(
             Q(status="stopping") | Q(status__in=LIVE) & ~Q(pk__in=running))
         if news.exists() or not AgentNode.objects.filter(pk=node.pk, status=status).exists():

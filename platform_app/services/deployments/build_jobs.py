@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.errors import Conflict, Unauthenticated
+from config.long_poll import sleep_released
 from platform_app.models import AgentNode, BuildJob, Deployment
 from platform_app.nodes.builder import Builder, BuildFailed, BuildLink
 from platform_app.sandbox import Limits, Network, runner_get
@@ -100,7 +101,7 @@ def build_job_claim(*, node: AgentNode, wait: float) -> dict | None:
         job = _claim_one(node)
         if job is not None or time.monotonic() >= deadline:
             return job
-        time.sleep(CLAIM_POLL_SECONDS)
+        sleep_released(CLAIM_POLL_SECONDS)
 
 
 def build_job_authenticate(*, deployment_id: str, token: str) -> BuildJob:

@@ -26,6 +26,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
+from config.long_poll import sleep_released
 from config.redis_pool import shared_pool
 from platform_app.models import TunnelRequest
 from platform_app.services.channel_hub import channel_hub
@@ -120,7 +121,7 @@ def _db_request(connection_id: str, request_id: str, frame: bytes, timeout: floa
     started = time.monotonic()
     try:
         while True:
-            time.sleep(settings.TUNNEL_POLL_SECONDS)
+            sleep_released(settings.TUNNEL_POLL_SECONDS)
             row = TunnelRequest.objects.filter(pk=request_id).values("claimed_at", "answered_at").first()
             if row is None:
                 raise NotConnected("the connection ended")  # stopped: its relay rows went with it

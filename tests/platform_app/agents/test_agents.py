@@ -150,6 +150,66 @@ def test_a_waiting_heartbeat_answers_with_a_deployment_placed_on_its_node_while_
     assert Instance.objects.get().node_id == joined["nodeId"]
 
 
+def test_a_waiting_heartbeat_holds_no_database_connection_between_its_looks(transactional_db, workspace, api):
+    """Every node's heartbeat is a long poll, so each holding a connection for its wait would let a few dozen nodes
+    take all the web processes' connections: it gives its connection back while it sleeps, and each look (every
+    HEARTBEAT_POLL_SECONDS) takes one again."""
+    import threading
+
+    from django.db.backends.signals import connection_created
+
+    _, token = agent_invite_create(workspace=workspace)
+    joined = api.post("/v1/agents/join", {"token": token, "name": "n1", "runtimes": ["process"]}, format="json").json()
+    answers, opened = [], []
+
+    def heartbeat():
+        answers.append(api.post(f"/v1/agents/{joined['nodeId']}/heartbeat", {"wait": 1.5}, format="json",
+                                HTTP_AUTHORIZATION=f"Bearer {joined['nodeToken']}"))
+
+    def count(sender, connection, **kwargs):
+        if threading.current_thread() is waiting:
+            opened.append(connection)
+
+    waiting = threading.Thread(target=heartbeat)
+    connection_created.connect(count)
+    try:
+        waiting.start()
+        waiting.join(15)
+    finally:
+        connection_created.disconnect(count)
+    assert answers[0].status_code == 200 and answers[0].json()["assignments"] == []
+    assert len(opened) >= 4, opened  # six looks in 1.5 s; one connection held throughout before
+
+
+def test_a_node_holds_one_waiting_heartbeat_at_a_time(transactional_db, workspace, api):
+    """A node's token is the tenant's: heartbeats it sends side by side do not each hold a web thread for their
+    wait. The first waits; one sent meanwhile answers at once; once the first has answered, the next may wait."""
+    import threading
+
+    _, token = agent_invite_create(workspace=workspace)
+    joined = api.post("/v1/agents/join", {"token": token, "name": "n1", "runtimes": ["process"]}, format="json").json()
+    finished = []
+
+    def heartbeat(name, wait):
+        resp = api.post(f"/v1/agents/{joined['nodeId']}/heartbeat", {"wait": wait}, format="json",
+                        HTTP_AUTHORIZATION=f"Bearer {joined['nodeToken']}")
+        finished.append((name, resp.status_code))
+
+    first = threading.Thread(target=heartbeat, args=("first", 3))
+    first.start()
+    time.sleep(0.5)  # the first is waiting now
+    heartbeat("second", 3)
+    assert finished == [("second", 200)]  # answered while the first still waits
+    first.join(15)
+    assert finished == [("second", 200), ("first", 200)]
+    third = threading.Thread(target=heartbeat, args=("third", 1))
+    third.start()
+    time.sleep(0.3)
+    assert finished == [("second", 200), ("first", 200)]  # the node's one waiting heartbeat again
+    third.join(15)
+    assert finished[-1] == ("third", 200)
+
+
 @pytest.mark.parametrize("wait", [-1, 26, "soon"])
 def test_a_heartbeats_wait_is_bounded(transactional_db, workspace, api, wait):
     _, token = agent_invite_create(workspace=workspace)

@@ -1,0 +1,32 @@
+"""Long polls: waiting inside a request without holding a database connection, one waiting request per caller."""
+import time
+from contextlib import contextmanager
+
+from django.db import connections
+
+from config.cache_flags import flag_lower, flag_raise
+
+
+def sleep_released(seconds: float) -> None:
+    """Sleep with this thread's database connections given back (to psycopg's pool, or closed), so a long poll
+    holds none while it waits: with one held each, a few dozen waiting nodes would take every connection the web
+    processes have, and every other request would queue for one. The next query takes a connection again. Inside
+    a transaction a connection is kept: closing it would end the transaction."""
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close()
+    time.sleep(seconds)
+
+
+@contextmanager
+def waiting_alone(key: str, wait: float):
+    """The wait a long poll may hold: `wait` for the one request waiting under `key` (say, a node's heartbeats),
+    0 for any other meanwhile, which answers at once; so a caller holds one web thread at most, however many
+    requests it sends at a time. When the cache cannot be reached every request may wait (cache_flags)."""
+    if wait <= 0 or not flag_raise(key, wait + 5):
+        yield 0.0
+        return
+    try:
+        yield wait
+    finally:
+        flag_lower(key)
