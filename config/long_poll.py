@@ -7,14 +7,19 @@ from django.db import connections
 from config.cache_flags import flag_lower, flag_raise
 
 
-def sleep_released(seconds: float) -> None:
-    """Sleep with this thread's database connections given back (to psycopg's pool, or closed), so a long poll
-    holds none while it waits: with one held each, a few dozen waiting nodes would take every connection the web
-    processes have, and every other request would queue for one. The next query takes a connection again. Inside
-    a transaction a connection is kept: closing it would end the transaction."""
+def connections_release() -> None:
+    """Give this thread's database connections back (to psycopg's pool, or closed) before it waits on something
+    else, so a long poll holds none while it waits: with one held each, a few dozen waiting nodes would take every
+    connection the web processes have, and every other request would queue for one. The next query takes a
+    connection again. Inside a transaction a connection is kept: closing it would end the transaction."""
     for connection in connections.all(initialized_only=True):
         if not connection.in_atomic_block:
             connection.close()
+
+
+def sleep_released(seconds: float) -> None:
+    """Sleep holding no database connection (connections_release)."""
+    connections_release()
     time.sleep(seconds)
 
 

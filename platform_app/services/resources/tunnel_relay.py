@@ -26,7 +26,7 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from config.long_poll import sleep_released
+from config.long_poll import connections_release, sleep_released
 from config.redis_pool import shared_pool
 from platform_app.models import TunnelRequest
 from platform_app.services.channel_hub import channel_hub
@@ -108,6 +108,7 @@ def _redis_request(connection_id: str, request_id: str, frame: bytes, timeout: f
         if not receivers:
             client.lrem(inbox, 1, frame)
             raise NotConnected("no holder listens")
+        connections_release()  # the answer may take TUNNEL_ANSWER_TIMEOUT_SECONDS
         got = client.blpop([_answer_key(request_id)], timeout=timeout)
     except redis.RedisError as exc:
         raise NotConnected(f"Redis: {exc}") from exc
