@@ -102,6 +102,12 @@ class BalanceAdmin(admin.ModelAdmin):
     def balance(self, obj):
         return getattr(obj, "total", None) if obj.pk else None
 
+    def delete_model(self, request, obj):
+        Balance.objects.filter(workspace_id=obj.workspace_id).delete()  # the balance is all of its purses
+
+    def delete_queryset(self, request, queryset):
+        Balance.objects.filter(workspace_id__in=queryset.values("workspace_id")).delete()
+
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields + (("workspace", "currency") if obj else ())
 

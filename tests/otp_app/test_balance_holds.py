@@ -206,6 +206,8 @@ def test_a_top_up_spreads_the_balance_over_purses_that_sends_and_reports_add_up(
     assert changelist.status_code == 200 and b"97" in changelist.content
     assert client.post(f"/admin/otp_app/balance/{balance_row.pk}/change/", {"adjust_by": "-98"}).status_code == 200
     assert balance() == 97  # below zero across all purses: refused, nothing changed
+    deleted = client.post(f"/admin/otp_app/balance/{balance_row.pk}/delete/", {"post": "yes"})
+    assert deleted.status_code == 302 and not Balance.objects.exists()  # the balance is all of its purses
 
 
 def test_purses_each_short_of_the_price_are_gathered_for_a_send(workspace, settings, client):
