@@ -83,8 +83,9 @@ class BalanceForm(forms.ModelForm):
 
 @admin.register(Balance)
 class BalanceAdmin(admin.ModelAdmin):
-    """The amount is never written from the form: a top-up or a correction is a change by, applied to the row as
-    it is at that moment (balance_top_up), so a form loaded before some sends cannot give their holds back."""
+    """The amount is never written from the form: a top-up or a correction is a change by, applied to the balance
+    as it is at that moment (balance_top_up, every purse locked), so a form loaded before some sends cannot give
+    their holds back. The list shows a workspace's first purse, with the balance: the sum of its purses."""
     form = BalanceForm
     list_display = ("workspace", "balance", "currency", "updated_at")
     search_fields = ("workspace__slug",)
