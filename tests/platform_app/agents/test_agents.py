@@ -25,6 +25,19 @@ def runtime_project(transactional_db, alice, workspace, settings, tmp_path):
     return project, deployment
 
 
+def closing(fn):
+    """`fn` for a thread of its own, which gives its database connection back when done (a pooled one is
+    otherwise lost to the pool for the rest of the run)."""
+    def run(*args):
+        from django.db import connection
+
+        try:
+            return fn(*args)
+        finally:
+            connection.close()
+    return run
+
+
 def _wait_for(url_host, base, timeout=15):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -138,7 +151,8 @@ def test_a_waiting_heartbeat_answers_with_a_deployment_placed_on_its_node_while_
     url = f"/v1/agents/{joined['nodeId']}/heartbeat"
     assert api.post(url, {"wait": 0}, format="json", **auth).json()["assignments"] == []  # nothing is served yet
     answers = []
-    waiting = threading.Thread(target=lambda: answers.append(api.post(url, {"wait": 20}, format="json", **auth)))
+    waiting = threading.Thread(target=closing(lambda: answers.append(api.post(url, {"wait": 20}, format="json",
+                                                                              **auth))))
     waiting.start()
     time.sleep(0.5)  # the heartbeat is waiting now (it answered nothing new)
     resp = as_user(alice).post(f"/v1/orgs/acme/projects/{project.pk}/rollback", {"deploymentId": earlier.pk},
@@ -170,7 +184,7 @@ def test_a_waiting_heartbeat_holds_no_database_connection_between_its_looks(tran
         if threading.current_thread() is waiting:
             opened.append(connection)
 
-    waiting = threading.Thread(target=heartbeat)
+    waiting = threading.Thread(target=closing(heartbeat))
     connection_created.connect(count)
     try:
         waiting.start()
@@ -195,14 +209,14 @@ def test_a_node_holds_one_waiting_heartbeat_at_a_time(transactional_db, workspac
                         HTTP_AUTHORIZATION=f"Bearer {joined['nodeToken']}")
         finished.append((name, resp.status_code))
 
-    first = threading.Thread(target=heartbeat, args=("first", 3))
+    first = threading.Thread(target=closing(heartbeat), args=("first", 3))
     first.start()
     time.sleep(0.5)  # the first is waiting now
     heartbeat("second", 3)
     assert finished == [("second", 200)]  # answered while the first still waits
     first.join(15)
     assert finished == [("second", 200), ("first", 200)]
-    third = threading.Thread(target=heartbeat, args=("third", 1))
+    third = threading.Thread(target=closing(heartbeat), args=("third", 1))
     third.start()
     time.sleep(0.3)
     assert finished == [("second", 200), ("first", 200)]  # the node's one waiting heartbeat again
