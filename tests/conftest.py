@@ -262,6 +262,19 @@ def redis_cache(settings):
     cache.clear()
 
 
+def closing(fn):
+    """`fn` for a thread of its own, giving the thread's database connection back when done: a pooled connection
+    left open by a finished thread is lost to the pool for the rest of the run."""
+    def run(*args):
+        from django.db import connection
+
+        try:
+            return fn(*args)
+        finally:
+            connection.close()
+    return run
+
+
 def at_once(fn, count: int) -> list:
     """`fn()` on `count` threads released together; their results (each thread closes its database connection)."""
     return all_at_once([fn] * count)
@@ -269,16 +282,12 @@ def at_once(fn, count: int) -> list:
 
 def all_at_once(calls: list) -> list:
     """Each of `calls` on a thread of its own, released together; their results, in the order they finished."""
-    from django.db import connection
-
     barrier, results = threading.Barrier(len(calls)), []
 
+    @closing
     def run(call):
         barrier.wait()
-        try:
-            results.append(call())
-        finally:
-            connection.close()
+        results.append(call())
 
     threads = [threading.Thread(target=run, args=(call,)) for call in calls]
     for t in threads:

@@ -16,7 +16,7 @@ from config.cache_flags import flag_lower, flag_raise
 from otp_app.models import Delivery, OtpRecord, SandboxMessage
 from otp_app.services.drain import WAKE_FLAG, deliveries_wake
 from otp_app.tasks import deliveries_drain
-from tests.conftest import at_once
+from tests.conftest import at_once, closing
 from tests.otp_app.factories import ApiKeyFactory, BalanceFactory
 
 ACCOUNT = "AC0123456789abcdef0123456789abcdef"
@@ -191,13 +191,7 @@ def test_a_drain_looks_once_more_a_grace_after_lowering_the_flag(workspace, sett
     assert flag_raise(WAKE_FLAG, 60)
     carried = []
 
-    def run_drain():
-        try:
-            carried.append(deliveries_drain())
-        finally:
-            connection.close()
-
-    drain = threading.Thread(target=run_drain)
+    drain = threading.Thread(target=closing(lambda: carried.append(deliveries_drain())))
     drain.start()
     deadline = time.monotonic() + 5
     while cache.get(WAKE_FLAG) is not None:  # nothing waits: the drain lowers the flag

@@ -7,6 +7,7 @@ import pytest
 
 from platform_app.models import AgentNode, Deployment, Instance, RuntimeLogLine
 from platform_app.services.agents.agents import agent_invite_create, agents_expire
+from tests.conftest import closing
 from tests.platform_app.projects.factories import ProjectFactory
 
 
@@ -23,19 +24,6 @@ def runtime_project(transactional_db, alice, workspace, settings, tmp_path):
     assert deployment.status == "ready", deployment.error_message
     assert deployment.snapshot["start"]
     return project, deployment
-
-
-def closing(fn):
-    """`fn` for a thread of its own, which gives its database connection back when done (a pooled one is
-    otherwise lost to the pool for the rest of the run)."""
-    def run(*args):
-        from django.db import connection
-
-        try:
-            return fn(*args)
-        finally:
-            connection.close()
-    return run
 
 
 def _wait_for(url_host, base, timeout=15):

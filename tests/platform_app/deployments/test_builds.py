@@ -7,7 +7,7 @@ import time
 import pytest
 
 from platform_app.models import Deployment, LogLine
-from tests.conftest import hosted_repo
+from tests.conftest import closing, hosted_repo
 from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.projects.factories import ProjectFactory
 
@@ -123,12 +123,9 @@ def test_cancel_of_a_running_build_kills_its_process_group(transactional_db, ali
     deployment = DeploymentFactory(project=project, env="preview", branch="main", trigger="api")
     result = {}
     def build():
-        try:
-            result.update(status=deployment_build(deployment.pk))
-        finally:
-            connection.close()
+        result.update(status=deployment_build(deployment.pk))
 
-    worker = threading.Thread(target=build)
+    worker = threading.Thread(target=closing(build))
     worker.start()
     deadline = time.monotonic() + 20
     while not LogLine.objects.filter(deployment=deployment, text__startswith="$ sleep").exists():
