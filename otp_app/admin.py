@@ -6,7 +6,7 @@ from django.db.models import OuterRef, Subquery, Sum
 from config.errors import ValidationFailed
 from otp_app.models import (ApiKey, Balance, Charge, Delivery, IdempotencyKey, OtpRecord, RoutingRule, SandboxMessage,
                             WorkspacePolicy)
-from otp_app.services.balance import balance_amount, balance_top_up
+from otp_app.services.balance import balance_amount, balance_top_up, balances_delete
 from otp_app.services.number_types import REFUSED
 
 
@@ -104,10 +104,10 @@ class BalanceAdmin(admin.ModelAdmin):
         return getattr(obj, "total", None) if obj.pk else None
 
     def delete_model(self, request, obj):
-        Balance.objects.filter(workspace_id=obj.workspace_id).delete()  # the balance is all of its purses
+        balances_delete(workspace_ids=[obj.workspace_id])
 
     def delete_queryset(self, request, queryset):
-        Balance.objects.filter(workspace_id__in=queryset.values("workspace_id")).delete()
+        balances_delete(workspace_ids=queryset.values("workspace_id"))
 
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields + (("workspace", "currency") if obj else ())

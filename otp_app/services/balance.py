@@ -55,6 +55,11 @@ def balance_top_up(*, workspace, amount: int) -> int:
     return total
 
 
+def balances_delete(*, workspace_ids) -> None:
+    """Delete these workspaces' balances: each is all of its purses."""
+    Balance.objects.filter(workspace_id__in=workspace_ids).delete()
+
+
 def price_of(channel: str) -> int:
     return max(settings.OTP_PRICES.get(channel, 0), 0)
 
