@@ -24,14 +24,18 @@ def sleep_released(seconds: float) -> None:
 
 
 @contextmanager
-def waiting_alone(key: str, wait: float):
-    """The wait a long poll may hold: `wait` for the one request waiting under `key` (say, a node's heartbeats),
-    0 for any other meanwhile, which answers at once; so a caller holds one web thread at most, however many
-    requests it sends at a time. When the cache cannot be reached every request may wait (cache_flags)."""
-    if wait <= 0 or not flag_raise(key, wait + 5):
+def waiting_alone(key: str, wait: float, slots: int = 1):
+    """The wait a long poll may hold: `wait` for up to `slots` requests waiting under `key` at a time (say, a
+    node's heartbeats), 0 for any other meanwhile, which answers at once; so a caller holds `slots` web threads at
+    most, however many requests it sends at a time. When the cache cannot be reached every request may wait
+    (cache_flags)."""
+    taken = None
+    if wait > 0:
+        taken = next((f"{key}:{slot}" for slot in range(slots) if flag_raise(f"{key}:{slot}", wait + 5)), None)
+    if taken is None:
         yield 0.0
         return
     try:
         yield wait
     finally:
-        flag_lower(key)
+        flag_lower(taken)

@@ -28,6 +28,8 @@ BUILD_PROCESSES = env.int("BUILD_PROCESSES", default=512)
 BUILD_DISK_MB = env.int("BUILD_DISK_MB", default=4096)
 # A build no builder took within this long ends `error` (is a builder running?).
 BUILD_CLAIM_TIMEOUT_SECONDS = env.int("BUILD_CLAIM_TIMEOUT_SECONDS", default=300)
+# claims of one builder node that may wait at a time (a node's token is the tenant's; each wait holds a web thread)
+BUILD_CLAIM_WAITS_PER_NODE = env.int("BUILD_CLAIM_WAITS_PER_NODE", default=4)
 # Each running instance (instance sizes, when they exist, set their own).
 INSTANCE_MEMORY_MB = env.int("INSTANCE_MEMORY_MB", default=512)
 INSTANCE_PROCESSES = env.int("INSTANCE_PROCESSES", default=256)

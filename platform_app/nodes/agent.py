@@ -391,13 +391,16 @@ class Agent:
     def build_loop(self, stopping: threading.Event) -> None:
         link = HttpBuildLink(self.client)
         while not stopping.is_set():
+            asked = time.monotonic()
             try:
                 job = self.client.claim(wait=self.claim_wait)
             except httpx.HTTPError as exc:
                 logger.warning("builder: claim failed (%s); retrying", exc)
                 stopping.wait(2)
                 continue
-            if job is not None:
+            if job is None and time.monotonic() - asked < self.claim_wait / 2:
+                stopping.wait(2)  # the platform did not hold the claim (the node's other slots wait): never spin
+            elif job is not None:
                 try:
                     self.builder.run_job(job, link)
                 except Exception:  # noqa: BLE001 - one broken job must not stop the builder; the reaper ends it

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from config.errors import Conflict, Unauthenticated
-from config.long_poll import sleep_released
+from config.long_poll import sleep_released, waiting_alone
 from platform_app.models import AgentNode, BuildJob, Deployment
 from platform_app.nodes.builder import Builder, BuildFailed, BuildLink
 from platform_app.sandbox import Limits, Network, runner_get
@@ -89,9 +89,15 @@ def _claim_one(node: AgentNode | None, job_id: str | None = None) -> dict | None
 
 
 def build_job_claim(*, node: AgentNode, wait: float) -> dict | None:
-    """The oldest pending job this node may build, waiting up to `wait` seconds for one."""
+    """The oldest pending job this node may build, waiting up to `wait` seconds for one. A node's claims wait
+    BUILD_CLAIM_WAITS_PER_NODE at a time; any other sent meanwhile looks once and answers."""
     if "build" not in node.runtimes:
         raise Conflict("This node did not join with the `build` capability.", code="not_a_builder")
+    with waiting_alone(f"agents:claim-waits:{node.pk}", wait, slots=settings.BUILD_CLAIM_WAITS_PER_NODE) as allowed:
+        return _claim_awaited(node=node, wait=allowed)
+
+
+def _claim_awaited(*, node: AgentNode, wait: float) -> dict | None:
     deadline = time.monotonic() + wait
     while True:
         # a node that left meanwhile (its process stopped while this request waited) takes nothing more

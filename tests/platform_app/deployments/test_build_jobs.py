@@ -43,6 +43,38 @@ def test_a_workspace_builder_builds_only_its_workspace(api, workspace, charlie):
     assert _claim(api, mine, "agn_wrong").status_code == 401
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_node_holds_at_most_its_waiting_claims_at_a_time(api, settings):
+    """A node's token is the tenant's: its claims sent side by side wait BUILD_CLAIM_WAITS_PER_NODE at a time, and
+    any other answers at once instead of holding a web thread too; a claim still takes a job that is there."""
+    import threading
+    import time
+
+    from tests.conftest import closing
+
+    settings.BUILD_CLAIM_WAITS_PER_NODE = 2
+    builder = AgentNodeFactory(workspace=None, runtimes=["build"], raw="agn_b")
+    finished = []
+
+    def claim(name, wait):
+        finished.append((name, _claim(api, builder, "agn_b", wait=wait).status_code))
+
+    waiting = [threading.Thread(target=closing(claim), args=(name, 3)) for name in ("first", "second")]
+    for thread in waiting:
+        thread.start()
+    time.sleep(0.6)  # both are waiting now
+    started = time.monotonic()
+    claim("third", 3)
+    assert finished == [("third", 204)] and time.monotonic() - started < 1.5  # answered while the two wait
+    for thread in waiting:
+        thread.join(15)
+    assert sorted(finished[1:]) == [("first", 204), ("second", 204)]
+    job = BuildJobFactory(deployment__project=ProjectFactory())
+    resp = _claim(api, builder, "agn_b", wait=3)
+    assert resp.status_code == 200 and resp.json()["id"] == job.pk
+    assert BuildJob.objects.get(pk=job.pk).state == "claimed"
+
+
 @pytest.mark.parametrize("wait", [-1, 26, "soon"])
 def test_claim_wait_is_bounded(api, wait):
     builder = AgentNodeFactory(workspace=None, runtimes=["build"], raw="agn_b")
