@@ -196,7 +196,7 @@ class DeploymentLogStreamView(PlatformView):
         # EventSource asks for `Accept: text/event-stream`; the stream answers that, its errors answer JSON
         return super().perform_content_negotiation(request, force=True)
 
-    @endpoint(scope="read", summary="Build and deploy logs as server-sent events",
+    @endpoint(scope="read", summary="Build and deploy logs as server-sent events", errors=(429,),
               response=OpenApiResponse(description="text/event-stream: `log` events (id = line number), then `end`; "
                                                    "`revoked` (data: the reason) ends it early when the credential "
                                                    "is revoked or the caller leaves the workspace"),
@@ -208,7 +208,7 @@ class DeploymentLogStreamView(PlatformView):
         # An open stream outlives its request: it ends when the credential is revoked or the member leaves.
         credential, workspace_id = request_credential(request), self.workspace.pk
         # ASGI: an async body that holds no thread while open; WSGI (and the test client): driven from here
-        content = log_stream_open(deployment_id=deployment.pk, after=after,
+        content = log_stream_open(deployment_id=deployment.pk, after=after, holder=request.user.pk,
                                   asynchronous=isinstance(request._request, ASGIRequest),
                                   access_lost=partial(stream_access_lost, credential=credential,
                                                       workspace_id=workspace_id),

@@ -5,6 +5,7 @@ reads run on a small shared thread pool, and streams reading the same lines at t
 With Redis configured, streams wait on the process's channel hub (woken by `log_publish`), else they poll.
 """
 import asyncio
+import collections
 import queue
 import threading
 import time
@@ -15,7 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
+
+from config.errors import RateLimited
 
 from platform_app.models import Deployment
 from platform_app.services.channel_hub import channel_hub, channel_hub_close
@@ -103,16 +107,19 @@ def _log_event(seq: int, text: str) -> bytes:
 async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float = 0.5, heartbeat: float = 15.0,
                             max_seconds: float = 3600.0, run: RunSync = run_in_pool,
                             access_lost: Callable[[], str | None] | None = None,
-                            access_key=None, recheck: float = 30.0) -> AsyncIterator[bytes]:
+                            access_key=None, recheck: float = 30.0,
+                            on_end: Callable[[], None] | None = None) -> AsyncIterator[bytes]:
     """Replay stored lines after `after`, follow new ones, end with an `end` event carrying the status.
 
     `access_lost` (a database read, run like the others once in every `recheck` seconds) says why the reader may
     no longer read, if so: the stream then ends with a `revoked` event carrying that reason, whatever the build
     does. Streams of the same `access_key` (credential and workspace) check in the same period of `recheck`
-    seconds and share the read; other keys' periods are offset, so the checks of many readers are spread."""
-    hub = channel_hub()
-    sub = await hub.subscribe(log_channel(deployment_id)) if hub else None
+    seconds and share the read; other keys' periods are offset, so the checks of many readers are spread.
+    `on_end` is called when the stream ends, however it ends."""
+    hub, sub = channel_hub(), None
     try:
+        if hub:
+            sub = await hub.subscribe(log_channel(deployment_id))
         started = idle_since = time.monotonic()
         offset = _recheck_offset(access_key, recheck)
         checked = _recheck_period(offset, recheck)  # the request that opened the stream was checked
@@ -151,6 +158,8 @@ async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float =
             else:
                 await asyncio.sleep(poll)
     finally:
+        if on_end is not None:
+            on_end()
         if sub is not None:
             await sub.close()
 
@@ -165,12 +174,41 @@ def _recheck_period(offset: float, recheck: float) -> int:
     return int((time.time() + offset) // recheck)
 
 
-def log_stream_open(*, deployment_id: str, after: int = 0, asynchronous: bool = True, **options):
-    """The body of a log stream response: an async iterator for ASGI, else one a synchronous server can drive."""
+_open_streams: collections.Counter = collections.Counter()  # user id → streams open in this process
+_open_lock = threading.Lock()
+
+
+def _stream_taken(holder) -> None:
+    with _open_lock:
+        if _open_streams[holder] >= settings.LOG_STREAMS_PER_USER:
+            raise RateLimited(f"You have {settings.LOG_STREAMS_PER_USER} log streams open; close one first.",
+                              code="too_many_streams", retry_after=10)
+        _open_streams[holder] += 1
+
+
+def _stream_given_back(holder) -> None:
+    with _open_lock:
+        _open_streams[holder] -= 1
+        if _open_streams[holder] <= 0:
+            del _open_streams[holder]
+
+
+def log_stream_open(*, deployment_id: str, holder, after: int = 0, asynchronous: bool = True, **options):
+    """The body of a log stream response: an async iterator for ASGI, else one a synchronous server can drive.
+
+    It counts as one of `holder`'s (a user id) streams in this process from now until it ends, is closed or is
+    dropped unread; past LOG_STREAMS_PER_USER this raises RateLimited instead."""
+    _stream_taken(holder)
+    options["on_end"] = lambda: given_back()
     if asynchronous:
-        return log_stream_events(deployment_id=deployment_id, after=after, **options)
-    return iterate_blocking(lambda run: log_stream_events(deployment_id=deployment_id, after=after, run=run,
-                                                          **options))
+        body = log_stream_events(deployment_id=deployment_id, after=after, **options)
+    else:
+        body = iterate_blocking(lambda run: log_stream_events(deployment_id=deployment_id, after=after, run=run,
+                                                              **options))
+    # once, whichever comes first: the stream ends (done, or closed when its client went away), or it is
+    # collected without ever being read
+    given_back = weakref.finalize(body, _stream_given_back, holder)
+    return body
 
 
 def iterate_blocking(make_events: Callable[[RunSync], AsyncIterator[bytes]]) -> Iterator[bytes]:

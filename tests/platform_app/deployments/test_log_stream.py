@@ -1,6 +1,7 @@
 """The live log stream (server-sent events): resume with Last-Event-ID without losing or repeating a line, over
 the test client (the async body driven synchronously) and through the ASGI application the server runs."""
 import asyncio
+import json
 import os
 import time
 
@@ -198,6 +199,39 @@ def test_asgi_stream_holds_no_request_thread_and_resumes_exactly(transactional_d
     assert log_ids(seen) + log_ids(rest) == list(range(1, 10))
     assert events(rest)[-1] == ("", "end", "ready")
     assert "data: line 4 with a second row" in seen
+
+
+def test_a_user_holds_at_most_their_streams_per_process_whatever_the_credential(transactional_db, alice, bob,
+                                                                               deployment, settings):
+    """Open streams fill a worker's memory and sockets: a user's count in the process is bounded, across their
+    credentials; the next one is 429 in the error shape, and a stream that ended gives its place back."""
+    settings.LOG_STREAMS_PER_USER = 2
+    alice_headers = [{"Authorization": f"Bearer {session_start(user=alice).access_token}"} for _ in range(2)]
+    bob_headers = {"Authorization": f"Bearer {session_start(user=bob).access_token}"}
+
+    async def main():
+        open_ = [AsgiStream(URL.format(deployment.pk), headers) for headers in alice_headers]
+        for stream in open_:
+            assert (await stream.start())["status"] == 200
+        refused = AsgiStream(URL.format(deployment.pk), alice_headers[1])
+        head = await refused.start()
+        assert head["status"] == 429 and head["retry-after"] == "10"
+        body = json.loads(await refused.read_until(lambda text: False))
+        assert body["code"] == "too_many_streams" and body["status"] == 429
+        other = AsgiStream(URL.format(deployment.pk), bob_headers)  # another user's streams are theirs
+        assert (await other.start())["status"] == 200
+        await open_[0].disconnect()
+        again = AsgiStream(URL.format(deployment.pk), alice_headers[0])
+        assert (await again.start())["status"] == 200
+        await in_thread(Deployment.objects.filter(pk=deployment.pk).update, status="ready")
+        for stream in (open_[1], other, again):
+            assert events(await stream.read_until(lambda text: "event: end" in text))[-1] == ("", "end", "ready")
+            await stream.disconnect()
+
+    asyncio.run(main())
+    from platform_app.services.deployments.log_stream import _open_streams
+
+    assert not _open_streams  # every stream gave its place back
 
 
 @pytest.mark.integration
