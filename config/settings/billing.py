@@ -56,6 +56,9 @@ BILLING_METER_LOOKBACK_HOURS = env.int("BILLING_METER_LOOKBACK_HOURS", default=3
 # projects / batch runs, and it stays in the lookback for LOOKBACK_HOURS * 3600 / EVERY_SECONDS runs (180).
 BILLING_METER_STORAGE_BATCH = env.int("BILLING_METER_STORAGE_BATCH", default=2_000)
 BILLING_METER_EDGE_BATCH = env.int("BILLING_METER_EDGE_BATCH", default=2_000)
+# An hour's archives are metered once it has been over this long: the hour's cursor of projects moves on, so a build
+# that ended within the hour must have committed before its project is passed.
+BILLING_METER_SETTLE_SECONDS = env.int("BILLING_METER_SETTLE_SECONDS", default=60)
 
 # Cost recommendations.
 BILLING_IDLE_DAYS = env.int("BILLING_IDLE_DAYS", default=7)  # a web component whose project got no request

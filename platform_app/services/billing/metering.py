@@ -8,7 +8,8 @@ Each finished hour is computed from its sources, never added to:
   stopped, lost or crashed, now while it is live; a component's instance counts as the component's size, any
   other as INSTANCE_DEFAULT_SIZE_KEY (the INSTANCE_* sandbox defaults);
 - storage byte-hours: deployment archives (`artifact_bytes`, from the end of their build), in batches of projects
-  (BILLING_METER_STORAGE_BATCH a run, so a run stays bounded at a million archives), and volumes (`size_gb`).
+  (BILLING_METER_STORAGE_BATCH a run, so a run stays bounded at a million archives) once the hour has been over
+  BILLING_METER_SETTLE_SECONDS, and volumes (`size_gb`).
 Buckets and database backups do not exist on this platform yet, so they are not metered.
 
 A record is written once per (workspace, project, hour, meter) and only ever raised to the newly computed
@@ -145,7 +146,9 @@ def _archives_metered_until(hour: datetime) -> str:
 def _archives(hour: datetime, now: datetime) -> int:
     """Deployment archives of the next BILLING_METER_STORAGE_BATCH projects (in id order) after the last one the
     hour has a record of, in one statement: a run writes a bounded share of a million archives' projects, and an
-    hour is complete after a few runs. The number of records made or raised."""
+    hour is complete after a few runs. Projects behind the cursor are not read again, so an hour is taken once it
+    has been over BILLING_METER_SETTLE_SECONDS, when every build that ended within it has committed. The number
+    of records made or raised."""
     params = _archives_params(hour, now=connection.ops.adapt_datetimefield_value(now),
                               batch=settings.BILLING_METER_STORAGE_BATCH, meter=meters.STORAGE_ARTIFACTS)
     with connection.cursor() as cursor:
@@ -209,7 +212,8 @@ def usage_hour_record(*, hour: datetime, now: datetime | None = None) -> int:
     _instances(hour, now, acc)
     _volumes(hour, now, acc)
     _visits(hour)
-    return _write(hour, acc, now) + _edge(hour, now) + _archives(hour, now)
+    settled = now >= hour + HOUR + timedelta(seconds=settings.BILLING_METER_SETTLE_SECONDS)
+    return _write(hour, acc, now) + _edge(hour, now) + (_archives(hour, now) if settled else 0)
 
 
 UPSERT_ROWS = 2_000  # rows per statement elsewhere: 8 parameters each, under SQLite's 32,766

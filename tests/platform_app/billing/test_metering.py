@@ -23,9 +23,13 @@ H = timedelta(hours=1)
 
 
 @pytest.fixture
-def hour():
-    """The start of the last finished hour."""
-    return hour_floor(timezone.now()) - H
+def hour(time_machine):
+    """The start of the last finished hour, the clock past its BILLING_METER_SETTLE_SECONDS (archives wait for
+    them; in a run's first minute of an hour, the clock moves a little ahead)."""
+    now = timezone.now()
+    if now - hour_floor(now) < timedelta(minutes=2):
+        time_machine.move_to(hour_floor(now) + timedelta(minutes=2), tick=True)
+    return hour_floor(now) - H
 
 
 @pytest.fixture
@@ -91,6 +95,22 @@ def test_storage_is_metered_in_bounded_batches_of_projects_until_the_hour_is_com
     assert usage(meter="storage_artifacts") == {
         **{(p.pk, hour, "storage_artifacts"): 1000 * (i + 1) for i, p in enumerate(projects[:4])},
         (projects[4].pk, hour, "storage_artifacts"): 5000 + 300}
+
+
+def test_an_hours_archives_wait_until_builds_that_ended_in_it_have_committed(workspace, hour, settings):
+    """The cursor of an hour's archives passes each project once: a build that ended in the hour's last moment but
+    committed after a run passed its project would never be counted. So the hour waits its settle time."""
+    settings.BILLING_METER_SETTLE_SECONDS = 60
+    early, late = (ProjectFactory(workspace=workspace, slug=slug) for slug in ("a-early", "b-late"))
+    DeploymentFactory(project=early, status="ready", artifact_bytes=1000, created_at=hour, finished_at=hour)
+    end = hour + H
+    assert usage_hour_record(hour=hour, now=end + timedelta(seconds=1)) == 0  # just over: nothing read yet
+    # the late build ended within the hour and commits now, half a minute after it
+    DeploymentFactory(project=late, status="ready", artifact_bytes=3600, created_at=hour,
+                      finished_at=end - timedelta(seconds=1))
+    assert usage_hour_record(hour=hour, now=end + timedelta(seconds=60)) == 2
+    assert usage(meter="storage_artifacts") == {(early.pk, hour, "storage_artifacts"): 1000,
+                                                (late.pk, hour, "storage_artifacts"): 1}
 
 
 def test_an_hour_that_leaves_the_lookback_with_archives_unmetered_is_logged(workspace, hour, settings, caplog):
