@@ -66,9 +66,12 @@ def deploy_hooks(*, project) -> list:
 
 
 def deployments_of(*, project=None, workspace=None, status: str = "", env: str = "", project_id: str = ""):
-    """A project's or a workspace's deployments, narrowed by status, environment and project."""
-    qs = Deployment.objects.select_related("project")
-    qs = qs.filter(project=project) if project is not None else qs.filter(project__workspace=workspace)
+    """A project's or a workspace's deployments, narrowed by status, environment and project. A project's rows
+    carry that project itself (its related manager sets it), not a copy joined in and read for each row."""
+    if project is not None:
+        qs = project.deployments.all()
+    else:
+        qs = Deployment.objects.select_related("project").filter(project__workspace=workspace)
     if status:
         qs = qs.filter(status=status)
     if env:
