@@ -265,3 +265,24 @@ def test_placement_reads_the_deployments_nodes_run_through_their_own_index(db, w
             cursor.execute("SET LOCAL enable_seqscan = off")
             cursor.execute(f"EXPLAIN {ready[0]}")
             assert "deployment_runtime_ready" in "\n".join(row[0] for row in cursor.fetchall())
+
+
+def test_a_builder_slot_whose_claim_was_not_held_asks_again_later_not_at_once(httpserver, tmp_path):
+    """Past its node's waiting claims (BUILD_CLAIM_WAITS_PER_NODE) the platform answers a claim at once with no
+    job: the slot then waits before it asks again instead of spinning on the platform."""
+    import threading
+
+    from platform_app.nodes.agent import Agent
+    from platform_app.nodes.client import PlatformClient
+    from platform_app.services.deployments.build_jobs import build_runner
+
+    httpserver.expect_request("/v1/agents/node_b/builds/claim", method="POST").respond_with_data("", status=204)
+    agent = Agent(PlatformClient(httpserver.url_for("/"), "node_b", "agn_b"), runner=build_runner(),
+                  data_dir=tmp_path / "node", build_slots=1, claim_wait=20)
+    stopping = threading.Event()
+    slot = threading.Thread(target=agent.build_loop, args=(stopping,))
+    slot.start()
+    time.sleep(1.0)
+    stopping.set()
+    slot.join(10)
+    assert not slot.is_alive() and len(httpserver.log) == 1  # one claim in the second, not one per round trip
