@@ -20,7 +20,6 @@ from django.conf import settings
 from django.db import close_old_connections
 
 from config.errors import RateLimited
-
 from platform_app.models import Deployment
 from platform_app.services.channel_hub import channel_hub, channel_hub_close
 from platform_app.services.deployments.deployment_log import log_channel
