@@ -261,8 +261,8 @@ def main() -> None:
     if soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
 
-    # every stream is the one bench user's: lift their bound per process (LOG_STREAMS_PER_USER) above the run's
-    with Bench("streams", args, env={"LOG_STREAMS_PER_USER": str(args.streams)}) as bench:
+    # every stream is the one bench user's: lift their bound per process (EVENT_STREAMS_PER_USER) above the run's
+    with Bench("streams", args, env={"EVENT_STREAMS_PER_USER": str(args.streams)}) as bench:
         deployment, token = setup()
         bench.serve(workers=args.workers)
         print(f"log follow: {'Redis pub/sub (one connection per worker)' if os.environ.get('REDIS_URL') else 'polling'}",

@@ -40,9 +40,10 @@ LOG_RETENTION_DAYS = env.int("LOG_RETENTION_DAYS", default=0)
 # How often a worker process wakes its open streams a second, together, at most (each wake-up is a write): past a
 # thousand streams a process batches lines into fewer writes (docs/deployment.md, Log streams). 0: no batching.
 STREAM_WAKES_PER_SECOND = env.int("STREAM_WAKES_PER_SECOND", default=20000)
-# Log streams one user (whatever their credential) may hold open on one web process: each holds about 54 KiB and
-# a socket, and a user's streams must not fill a worker. More are refused (429 too_many_streams).
-LOG_STREAMS_PER_USER = env.int("LOG_STREAMS_PER_USER", default=100)
+# Event streams (build logs, the MCP server stream) one user, whatever their credential, may hold open on one web
+# process: each holds memory and a socket, and a user's streams must not fill a worker. More are refused (429
+# too_many_streams; config/event_streams.py).
+EVENT_STREAMS_PER_USER = env.int("EVENT_STREAMS_PER_USER", default=100)
 
 DEPLOYMENTS_BEAT = {
     "deployments-reap-stuck": {"task": "platform_app.tasks.deployments.deployments_reap_stuck",

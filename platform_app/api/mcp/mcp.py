@@ -27,6 +27,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import FormParser, JSONParser
 
 from config.errors import ApplicationError
+from config.event_streams import stream_counted
 from platform_app.api.base import PlatformView, endpoint
 from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
 from platform_app.services.identity.scopes import ALL_SCOPES
@@ -71,6 +72,7 @@ class McpView(PlatformView):
         return super().perform_content_negotiation(request, force=True)
 
     @endpoint(public=True, summary="Discovery (or, with `Accept: text/event-stream` and a token, the server stream)",
+              errors=(429,),
               response=inline_serializer("McpDiscovery", {
                   "name": serializers.CharField(), "version": serializers.CharField(),
                   "protocol_versions": serializers.ListField(), "tools": serializers.ListField(),
@@ -80,7 +82,7 @@ class McpView(PlatformView):
             caller = _caller(request)
             if caller is None:
                 return _unauthorized(request)
-            return _stream(asynchronous=isinstance(request._request, ASGIRequest))
+            return _stream(holder=caller[0].pk, asynchronous=isinstance(request._request, ASGIRequest))
         return JsonResponse({"name": server.SERVER["name"], "version": server.SERVER["version"],
                              "protocolVersions": list(server.PROTOCOL_VERSIONS), "tools": list(TOOLS),
                              "authorizationServer": origin(request)})
@@ -123,26 +125,33 @@ class McpView(PlatformView):
         return HttpResponse(status=204)
 
 
-def _stream(asynchronous: bool):
+def _stream(*, holder, asynchronous: bool):
     """Keep-alive comments until MCP_STREAM_SECONDS; the client opens it again. Under ASGI an async body, which
-    holds no thread while open."""
+    holds no thread while open. One of `holder`'s open streams (config/event_streams.py) until it ends."""
     seconds = settings.MCP_STREAM_SECONDS
 
-    def events():
-        yield b": stream open\n\n"
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            time.sleep(min(15, max(0.0, end - time.monotonic())))
-            yield b": keep-alive\n\n"
+    def events(on_end):
+        try:
+            yield b": stream open\n\n"
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                time.sleep(min(15, max(0.0, end - time.monotonic())))
+                yield b": keep-alive\n\n"
+        finally:
+            on_end()
 
-    async def aevents():
-        yield b": stream open\n\n"
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            await asyncio.sleep(min(15, max(0.0, end - time.monotonic())))
-            yield b": keep-alive\n\n"
+    async def aevents(on_end):
+        try:
+            yield b": stream open\n\n"
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                await asyncio.sleep(min(15, max(0.0, end - time.monotonic())))
+                yield b": keep-alive\n\n"
+        finally:
+            on_end()
 
-    response = StreamingHttpResponse(aevents() if asynchronous else events(), content_type="text/event-stream")
+    body = stream_counted(holder, aevents if asynchronous else events)
+    response = StreamingHttpResponse(body, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
     return response

@@ -5,7 +5,6 @@ reads run on a small shared thread pool, and streams reading the same lines at t
 With Redis configured, streams wait on the process's channel hub (woken by `log_publish`), else they poll.
 """
 import asyncio
-import collections
 import queue
 import threading
 import time
@@ -16,10 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import close_old_connections
 
-from config.errors import RateLimited
+from config.event_streams import stream_counted
 from platform_app.models import Deployment
 from platform_app.services.channel_hub import channel_hub, channel_hub_close
 from platform_app.services.deployments.deployment_log import log_channel
@@ -173,41 +171,16 @@ def _recheck_period(offset: float, recheck: float) -> int:
     return int((time.time() + offset) // recheck)
 
 
-_open_streams: collections.Counter = collections.Counter()  # user id → streams open in this process
-_open_lock = threading.Lock()
-
-
-def _stream_taken(holder) -> None:
-    with _open_lock:
-        if _open_streams[holder] >= settings.LOG_STREAMS_PER_USER:
-            raise RateLimited(f"You have {settings.LOG_STREAMS_PER_USER} log streams open; close one first.",
-                              code="too_many_streams", retry_after=10)
-        _open_streams[holder] += 1
-
-
-def _stream_given_back(holder) -> None:
-    with _open_lock:
-        _open_streams[holder] -= 1
-        if _open_streams[holder] <= 0:
-            del _open_streams[holder]
-
-
 def log_stream_open(*, deployment_id: str, holder, after: int = 0, asynchronous: bool = True, **options):
     """The body of a log stream response: an async iterator for ASGI, else one a synchronous server can drive.
+    It is one of `holder`'s (a user id) open streams (config/event_streams.py) until it ends."""
+    def make(on_end):
+        if asynchronous:
+            return log_stream_events(deployment_id=deployment_id, after=after, on_end=on_end, **options)
+        return iterate_blocking(lambda run: log_stream_events(deployment_id=deployment_id, after=after, run=run,
+                                                              on_end=on_end, **options))
 
-    It counts as one of `holder`'s (a user id) streams in this process from now until it ends, is closed or is
-    dropped unread; past LOG_STREAMS_PER_USER this raises RateLimited instead."""
-    _stream_taken(holder)
-    options["on_end"] = lambda: given_back()
-    if asynchronous:
-        body = log_stream_events(deployment_id=deployment_id, after=after, **options)
-    else:
-        body = iterate_blocking(lambda run: log_stream_events(deployment_id=deployment_id, after=after, run=run,
-                                                              **options))
-    # once, whichever comes first: the stream ends (done, or closed when its client went away), or it is
-    # collected without ever being read
-    given_back = weakref.finalize(body, _stream_given_back, holder)
-    return body
+    return stream_counted(holder, make)
 
 
 def iterate_blocking(make_events: Callable[[RunSync], AsyncIterator[bytes]]) -> Iterator[bytes]:

@@ -205,7 +205,7 @@ def test_a_user_holds_at_most_their_streams_per_process_whatever_the_credential(
                                                                                deployment, settings):
     """Open streams fill a worker's memory and sockets: a user's count in the process is bounded, across their
     credentials; the next one is 429 in the error shape, and a stream that ended gives its place back."""
-    settings.LOG_STREAMS_PER_USER = 2
+    settings.EVENT_STREAMS_PER_USER = 2
     alice_headers = [{"Authorization": f"Bearer {session_start(user=alice).access_token}"} for _ in range(2)]
     bob_headers = {"Authorization": f"Bearer {session_start(user=bob).access_token}"}
 
@@ -229,9 +229,9 @@ def test_a_user_holds_at_most_their_streams_per_process_whatever_the_credential(
             await stream.disconnect()
 
     asyncio.run(main())
-    from platform_app.services.deployments.log_stream import _open_streams
+    from config.event_streams import streams_open
 
-    assert not _open_streams  # every stream gave its place back
+    assert streams_open(alice.pk) == streams_open(bob.pk) == 0  # every stream gave its place back
 
 
 @pytest.mark.integration

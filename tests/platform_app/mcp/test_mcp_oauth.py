@@ -281,6 +281,19 @@ def test_the_server_stream_opens_for_a_token_holder(agent, settings):
     assert b"".join(resp.streaming_content) == b": stream open\n\n"
 
 
+def test_a_users_open_server_streams_are_bounded_and_an_ended_one_gives_its_place_back(agent, settings):
+    settings.MCP_STREAM_SECONDS, settings.EVENT_STREAMS_PER_USER = 0, 1
+    client, _ = agent
+    first = client.get("/v1/mcp", HTTP_ACCEPT="text/event-stream")
+    assert first.status_code == 200  # open until read to its end
+    refused = client.get("/v1/mcp", HTTP_ACCEPT="text/event-stream")
+    assert refused.status_code == 429 and refused.json()["code"] == "too_many_streams"
+    assert refused["Retry-After"] == "10"
+    assert b"".join(first.streaming_content) == b": stream open\n\n"
+    again = client.get("/v1/mcp", HTTP_ACCEPT="text/event-stream")
+    assert again.status_code == 200 and b"".join(again.streaming_content) == b": stream open\n\n"
+
+
 def test_the_account_page_lists_connected_agents_and_disconnects_one(alice, bob, workspace):
     McpTokenFactory(user=alice, raw="mcpa_mine", scopes=["read", "deploy"], workspace=workspace,
                     client=McpClientFactory(name="Desk agent"))
