@@ -16,7 +16,7 @@ from django.conf import settings
 from config.errors import RateLimited
 
 _open: collections.Counter = collections.Counter()  # user id → streams open in this process
-_lock = threading.Lock()
+_lock = threading.RLock()  # a body collected while this thread holds it gives its place back here too
 
 
 def stream_counted(holder, make_body: Callable[[Callable[[], None]], object]):
