@@ -265,11 +265,11 @@ def redis_cache(settings):
 def closing(fn):
     """`fn` for a thread of its own, giving the thread's database connection back when done: a pooled connection
     left open by a finished thread is lost to the pool for the rest of the run."""
-    def run(*args):
+    def run(*args, **kwargs):
         from django.db import connection
 
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         finally:
             connection.close()
     return run

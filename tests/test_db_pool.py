@@ -9,6 +9,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from config.postgresql.base import connection_usable
+from tests.conftest import closing
 from tests.factories import ApiTokenFactory
 
 pytestmark = pytest.mark.postgres
@@ -44,12 +45,10 @@ def _pool_holds(count: int) -> None:
     """Make the process's pool hold at least `count` connections: as many threads each borrow one at once."""
     barrier = threading.Barrier(count)
 
+    @closing  # back to the pool
     def borrow():
-        try:
-            connection.ensure_connection()
-            barrier.wait(timeout=10)
-        finally:
-            connection.close()  # back to the pool
+        connection.ensure_connection()
+        barrier.wait(timeout=10)
 
     threads = [threading.Thread(target=borrow) for _ in range(count)]
     [t.start() for t in threads]

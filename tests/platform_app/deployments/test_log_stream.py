@@ -6,11 +6,11 @@ import os
 import time
 
 import pytest
-from django.db import connection
 
 from platform_app.models import Deployment, LogLine
 from platform_app.services.identity.auth import session_start
 from platform_app.services.deployments.deployments import log_append, log_channel
+from tests.conftest import closing
 from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.projects.factories import ProjectFactory
 
@@ -153,13 +153,7 @@ def in_thread(fn, *args, **kwargs):
     """`fn` on a helper thread (a writer next to the server), closing that thread's connection after."""
     from asgiref.sync import sync_to_async
 
-    def call():
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            connection.close()
-
-    return sync_to_async(call, thread_sensitive=False)()
+    return sync_to_async(closing(fn), thread_sensitive=False)(*args, **kwargs)
 
 
 async def wait_for(predicate, what: str):
