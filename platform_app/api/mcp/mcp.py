@@ -29,7 +29,8 @@ from rest_framework.parsers import FormParser, JSONParser
 from config.errors import ApplicationError
 from config.event_streams import stream_counted
 from platform_app.api.base import PlatformView, endpoint
-from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
+from platform_app.authentication import BearerAuthentication, CookieSessionAuthentication
+from platform_app.services.deployments.log_stream import iterate_blocking
 from platform_app.services.identity.scopes import ALL_SCOPES
 from platform_app.services.mcp import oauth, server
 from platform_app.services.org.access import Credential
@@ -130,17 +131,7 @@ def _stream(*, holder, asynchronous: bool):
     holds no thread while open. One of `holder`'s open streams (config/event_streams.py) until it ends."""
     seconds = settings.MCP_STREAM_SECONDS
 
-    def events(on_end):
-        try:
-            yield b": stream open\n\n"
-            end = time.monotonic() + seconds
-            while time.monotonic() < end:
-                time.sleep(min(15, max(0.0, end - time.monotonic())))
-                yield b": keep-alive\n\n"
-        finally:
-            on_end()
-
-    async def aevents(on_end):
+    async def events(on_end):
         try:
             yield b": stream open\n\n"
             end = time.monotonic() + seconds
@@ -150,7 +141,8 @@ def _stream(*, holder, asynchronous: bool):
         finally:
             on_end()
 
-    body = stream_counted(holder, aevents if asynchronous else events)
+    body = stream_counted(holder, lambda on_end: events(on_end) if asynchronous else
+                          iterate_blocking(lambda run: events(on_end)))
     response = StreamingHttpResponse(body, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"
