@@ -276,17 +276,22 @@ def agent_heartbeat(*, node: AgentNode, wait: float = 0.0, **reports) -> dict:
     within a fraction of a second instead of at its next heartbeat. One heartbeat of a node waits at a time; any
     other sent meanwhile answers at once."""
     answer = _heartbeat_apply(node=node, **reports)
+    running = [r["instance_id"] for r in reports["instances"]]
+    if wait <= 0 or not _asks_nothing_new(answer, running):
+        return answer
     with waiting_alone(f"agents:heartbeat-waits:{node.pk}", wait) as allowed:  # one a node; a second answers at once
-        return _news_awaited(node=node, answer=answer, running=[r["instance_id"] for r in reports["instances"]],
-                             wait=allowed)
+        return _news_awaited(node=node, answer=answer, running=running, wait=allowed)
+
+
+def _asks_nothing_new(answer: dict, running: list[str]) -> bool:
+    return not answer["stop"] and all(a["instance_id"] in running for a in answer["assignments"])
 
 
 def _news_awaited(*, node: AgentNode, answer: dict, running: list[str], wait: float) -> dict:
     """`answer`, or the node's next one as soon as it has something new to ask within `wait` seconds."""
     deadline = time.monotonic() + wait
     status = AgentNode.Status.DRAINING if answer["drain"] else AgentNode.Status.ONLINE
-    while (not answer["stop"] and all(a["instance_id"] in running for a in answer["assignments"])
-           and time.monotonic() < deadline):
+    while _asks_nothing_new(answer, running) and time.monotonic() < deadline:
         sleep_released(min(HEARTBEAT_POLL_SECONDS, max(0.0, deadline - time.monotonic())))
         news = Instance.objects.filter(node=node).filter(
             Q(status="stopping") | Q(status__in=LIVE) & ~Q(pk__in=running))
