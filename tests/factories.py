@@ -4,7 +4,7 @@ from django.utils import timezone
 from django.contrib.auth.models import Group
 from factory.django import DjangoModelFactory
 
-from platform_app.models import ApiToken, Membership, User, Workspace
+from platform_app.models import AnswerStamp, ApiToken, Membership, User, Workspace
 from platform_app.services.identity.keys import sha256_hex
 
 PASSWORD = "correct-horse-battery-9"
@@ -32,6 +32,16 @@ class WorkspaceFactory(DjangoModelFactory[Workspace]):
 
     name = factory.Sequence(lambda n: f"Workspace {n}")
     slug = factory.Sequence(lambda n: f"workspace-{n}")
+
+
+class AnswerStampFactory(DjangoModelFactory[AnswerStamp]):
+    """A stamp as the triggers leave it (only they write stamps)."""
+
+    class Meta:
+        model = AnswerStamp
+
+    workspace_id = factory.LazyFunction(lambda: WorkspaceFactory().pk)
+    version = 1
 
 
 class MembershipFactory(DjangoModelFactory[Membership]):

@@ -42,6 +42,7 @@ APPS = ("platform_app", "otp_app", "warehouse_app")
 FACTORIES = {
     Group: base.GroupFactory, TOTPDevice: identity.TOTPDeviceFactory,
     platform.User: base.UserFactory, platform.Workspace: base.WorkspaceFactory,
+    platform.AnswerStamp: base.AnswerStampFactory,
     platform.Membership: base.MembershipFactory, platform.ApiToken: base.ApiTokenFactory,
     platform.AuthSession: identity.AuthSessionFactory, platform.RefreshToken: identity.RefreshTokenFactory,
     platform.AttemptCounter: identity.AttemptCounterFactory, platform.AuditEvent: identity.AuditEventFactory,

@@ -1,4 +1,5 @@
 """REST framework and OpenAPI settings."""
+from .core import env
 from .sandbox import ARTIFACT_MAX_BYTES
 from .staff import STATUS_COMPONENTS
 
@@ -64,3 +65,8 @@ SPECTACULAR_SETTINGS = {
         "InvoiceKindEnum": "platform_app.models.billing.Invoice.Kind",
     },
 }
+
+# Workspace answers kept whole per web process while the workspace's answer stamp holds (platform_app/api/kept.py):
+# at most this many bytes, each at most this many seconds (an answer whose stamp moved is never sent again).
+WORKSPACE_ANSWERS_BYTES = env.int("WORKSPACE_ANSWERS_BYTES", default=8 * 1024 * 1024)
+WORKSPACE_ANSWERS_TTL_SECONDS = env.float("WORKSPACE_ANSWERS_TTL_SECONDS", default=300.0)

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from platform_app.services.identity.email_verification import email_change
-from platform_app.models import (ApiToken, AttemptCounter, AuditEvent, AuthSession, DeviceAuthorization, Membership,
+from platform_app.models import (AnswerStamp, ApiToken, AttemptCounter, AuditEvent, AuthSession, DeviceAuthorization, Membership,
                                  RefreshToken, User, Workspace)
 
 
@@ -41,6 +41,24 @@ class WorkspaceAdmin(admin.ModelAdmin):
     list_display = ("slug", "name", "id", "created_at")
     search_fields = ("slug", "name", "id")
     inlines = [MembershipInline]
+
+
+@admin.register(AnswerStamp)
+class AnswerStampAdmin(admin.ModelAdmin):
+    """Shown, never changed: only the database's triggers move a stamp, and one set back could send answers kept
+    under its old value again (platform_app/api/kept.py)."""
+
+    list_display = ("workspace_id", "version")
+    search_fields = ("workspace_id",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Membership)

@@ -28,6 +28,7 @@ from config.inputs import query_int
 from config.openapi import PlatformErrorSerializer
 from config.parsers import CamelCaseJSONParser  # bounded size and depth, storable text
 from config.renderers import CamelCaseJSONRenderer
+from platform_app.api.kept import kept as kept_answers
 from platform_app.authentication import Actor, BearerAuthentication, CookieSessionAuthentication
 from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
 from platform_app.services.org.access import Credential, InsufficientScope, workspace_enter  # noqa: F401 (re-export)
@@ -64,14 +65,16 @@ PAGE_PARAMETERS = [OpenApiParameter("limit", {"type": "integer", "minimum": 1},
 
 
 def endpoint(*, scope: str | None = None, status: int = 200, request=None, response=None, public: bool = False,
-             summary: str | None = None, errors=(), also: dict | None = None, also_auth=(), **schema_kwargs):
+             summary: str | None = None, errors=(), also: dict | None = None, also_auth=(), kept=False,
+             **schema_kwargs):
     """Declare a handler's required scope and its documented success response.
 
     A list response (`Serializer(many=True)`) is published as the list envelope, with `limit` and
     `cursor` when the handler pages with `cursor_page`. The usual errors (401, 403, 404...) are
     derived by config.openapi; `errors` names the others this handler can answer (e.g. 429), and `also`
     further successes (`{200: Serializer}` for an idempotent replay), `also_auth` security schemes beside the
-    bearer and cookie ones (`{"streamToken": []}`).
+    bearer and cookie ones (`{"streamToken": []}`). `kept`: a GET in a workspace whose answers are kept whole until
+    the workspace's rows change (api/kept.py); True, or `keep(data)` saying which answers may be.
     """
 
     def wrap(handler):
@@ -91,8 +94,9 @@ def endpoint(*, scope: str | None = None, status: int = 200, request=None, respo
             desc = (f"Required scope: `{scope}`.\n\n" + desc).strip()
         auth = [] if public else [{"bearerAuth": [scope] if scope else []}, {"cookieAuth": []}, *also_auth]
         extensions = {"x-required-scope": scope} if scope else None
-        return extend_schema(request=request, responses=responses, summary=summary, description=desc, auth=auth,
-                             extensions=extensions, parameters=parameters or None, **schema_kwargs)(handler)
+        handler = extend_schema(request=request, responses=responses, summary=summary, description=desc, auth=auth,
+                                extensions=extensions, parameters=parameters or None, **schema_kwargs)(handler)
+        return kept_answers(handler, None if kept is True else kept) if kept else handler
 
     return wrap
 

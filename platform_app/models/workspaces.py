@@ -6,7 +6,7 @@ from django.utils import timezone
 from config.ids import PrefixedIdField
 from platform_app.choices import Role
 
-__all__ = ("Workspace", "Membership")
+__all__ = ("Workspace", "Membership", "AnswerStamp")
 
 
 class Workspace(models.Model):
@@ -42,3 +42,19 @@ class Membership(models.Model):
 
     def __str__(self):
         return f"{self.user} in {self.workspace} ({self.role})"
+
+
+class AnswerStamp(models.Model):
+    """A count of the committed changes to what a workspace's kept API answers show (platform_app/api/kept.py).
+
+    Only database triggers write it (migration 0037): every insert, update or delete of a project, deployment,
+    deployment event, environment variable or variable slot moves its workspace's count once per transaction, at
+    commit, whichever code made the change (`QuerySet.update` and raw SQL included). No foreign key: a workspace
+    deleted with its projects leaves its count behind instead of failing the trigger that moves it."""
+
+    workspace_id = models.CharField(max_length=40, primary_key=True)
+    version = models.BigIntegerField(default=0)
+    xact = models.BigIntegerField(null=True, help_text="the last transaction that moved it (PostgreSQL)")
+
+    def __str__(self):
+        return f"{self.workspace_id}@{self.version}"

@@ -24,6 +24,12 @@ from platform_app.services.projects.addresses import deployment_url
 from platform_app.services.deployments.selectors import deployments_of
 
 
+def no_build_queued(data) -> bool:
+    """Whether a deployment answer may be kept (api/kept.py): not while it shows a place in the build queue, which
+    every workspace's builds move."""
+    return all(item["queue_position"] is None for item in (data["items"] if "items" in data else [data]))
+
+
 class DeploymentListSerializer(serializers.ListSerializer):
     """A page of deployments: what the items need beyond their rows is looked up once, into the context."""
 
@@ -94,7 +100,8 @@ class TriggerInput(InputSerializer):
 
 
 class ProjectDeploymentsView(PlatformView):
-    @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of a project")
+    @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of a project",
+              kept=no_build_queued)
     def get(self, request, org_id, project_id):
         return cursor_page(request, deployments_of(project=self.project(project_id)), DeploymentSerializer)
 
@@ -116,6 +123,7 @@ class ProjectDeploymentsView(PlatformView):
 
 class WorkspaceDeploymentsView(PlatformView):
     @endpoint(scope="read", response=DeploymentSerializer(many=True), summary="Deployments of the workspace",
+              kept=no_build_queued,
               parameters=[OpenApiParameter("status", str, enum=Deployment.Status.values), OpenApiParameter("env", str),
                           OpenApiParameter("projectId", str)])
     def get(self, request, org_id):
@@ -129,14 +137,15 @@ class WorkspaceDeploymentsView(PlatformView):
 
 
 class DeploymentDetailView(PlatformView):
-    @endpoint(scope="read", response=DeploymentSerializer, summary="One deployment with its status and URL")
+    @endpoint(scope="read", response=DeploymentSerializer, summary="One deployment with its status and URL",
+              kept=no_build_queued)
     def get(self, request, org_id, deployment_id):
         return Response(DeploymentSerializer(services.deployment_get(workspace=self.workspace,
                                                                      deployment_id=deployment_id)).data)
 
 
 class DeploymentEventsView(PlatformView):
-    @endpoint(scope="read", response=EventSerializer(many=True), summary="State changes of a deployment")
+    @endpoint(scope="read", response=EventSerializer(many=True), summary="State changes of a deployment", kept=True)
     def get(self, request, org_id, deployment_id):
         deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
         return Response({"items": EventSerializer(deployment.events.all(), many=True).data, "next_cursor": None})

@@ -149,7 +149,7 @@ class TemplateSerializer(serializers.Serializer):
 # Projects --------------------------------------------------------------------------
 
 class ProjectListView(PlatformView):
-    @endpoint(scope="read", response=ProjectSerializer(many=True), summary="Projects of the workspace")
+    @endpoint(scope="read", response=ProjectSerializer(many=True), summary="Projects of the workspace", kept=True)
     def get(self, request, org_id):
         qs = projects_in(workspace=self.workspace, group_id=request.query_params.get("groupId"))
         return cursor_page(request, qs, ProjectSerializer)
@@ -188,7 +188,7 @@ class ProjectFromTemplateView(PlatformView):
 
 
 class ProjectDetailView(PlatformView):
-    @endpoint(scope="read", response=ProjectSerializer, summary="One project (by id or slug)")
+    @endpoint(scope="read", response=ProjectSerializer, summary="One project (by id or slug)", kept=True)
     def get(self, request, org_id, project_id):
         return Response(ProjectSerializer(project_services.project_get(workspace=self.workspace,
                                                                        project_id=project_id)).data)

@@ -29,7 +29,8 @@ from django.db import connection
 from config.errors import ApplicationError, Forbidden, NotFound
 from config.rows import columns, select_one, table
 from platform_app.choices import Scope
-from platform_app.models import IpAllowlistEntry, Membership, SsoIdentity, SsoSession, Workspace, WorkspaceSso
+from platform_app.models import (AnswerStamp, IpAllowlistEntry, Membership, SsoIdentity, SsoSession, Workspace,
+                                 WorkspaceSso)
 from platform_app.services.identity.scopes import ROLE_SCOPES, scope_allows
 
 SSO_COOKIE_KEY = "sso_workspaces"  # dashboard session: the ids of the workspaces signed in through SSO
@@ -139,7 +140,8 @@ def _member_sql(vendor: str) -> str:
     q = connection.ops.quote_name
     workspace_id, user_id, pk = q("workspace_id"), q("user_id"), q("id")
     return (f"SELECT {columns(Membership, 'm')}, {columns(Workspace, 'w')}, s.{q('enabled')}, s.{q('require_sso')}, "
-            f"EXISTS (SELECT 1 FROM {table(IpAllowlistEntry)} a WHERE a.{workspace_id} = w.{pk}) "
+            f"EXISTS (SELECT 1 FROM {table(IpAllowlistEntry)} a WHERE a.{workspace_id} = w.{pk}), "
+            f"(SELECT st.{q('version')} FROM {table(AnswerStamp)} st WHERE st.{workspace_id} = w.{pk}) "
             f"FROM {table(Membership)} m JOIN {table(Workspace)} w ON w.{pk} = m.{workspace_id} "
             f"LEFT JOIN {table(WorkspaceSso)} s ON s.{workspace_id} = w.{pk} "
             f"WHERE m.{user_id} = %s AND (m.{workspace_id} = %s OR w.{q('slug')} = %s) ORDER BY m.{pk} LIMIT 1")
@@ -153,8 +155,9 @@ def workspace_for_member(*, user, ref: str):
     row = select_one(_member_sql(connection.vendor), [user.pk, ref, ref], Membership, Workspace)
     if row is None:
         raise NotFound("No such workspace.")
-    membership, workspace, enabled, require, allowlisted = row
+    membership, workspace, enabled, require, allowlisted, stamp = row
     membership.workspace = workspace
+    workspace.answers_version = stamp or 0  # what the workspace's kept answers are kept under (api/kept.py)
     membership.sso_enabled, membership.sso_required, membership.allowlisted = bool(enabled), bool(require), bool(
         allowlisted)
     return workspace, membership
