@@ -41,6 +41,21 @@ def _store(key, response):
     return response
 
 
+def kept_bytes(view, name, make):
+    """`make()`, kept as an answer of `view`'s request is (same key, and `name` for what the path does not say);
+    None (nothing to keep) is not kept."""
+    key = _key(view, view.request)
+    if key is None:
+        return make()
+    key = (*key, name)
+    value = answers.get(key)
+    if value is MISSING:
+        value = make()
+        if value is not None:
+            answers.set(key, value, size=len(value) + 200)
+    return value
+
+
 def kept(handler, keep=None):
     """`handler` (a GET of a PlatformView in a workspace) with its answers kept; `keep(data)` says whether an answer
     may be (default: every 200)."""

@@ -184,3 +184,33 @@ def test_every_table_the_answers_show_has_its_triggers():
             found = cursor.fetchall()
             assert sorted(found) == sorted((t, f"answer_stamp_move_{t}_{op}") for t in tables
                                            for op in ("delete", "insert", "update"))
+
+
+def test_a_finished_log_is_replayed_whole_and_kept_until_its_deployment_changes(site, client):
+    """Its lines are all there once the build ended: one read answers the stream, and the bytes are kept (reading
+    no line again) until the deployment's row changes: here its log expires (LOG_RETENTION_DAYS)."""
+    from platform_app.models import LogLine
+    from platform_app.services.deployments.deployments import log_append
+
+    _, deployment = site
+    for n in (1, 2, 3):
+        log_append(deployment, f"step {n}")
+    url = f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream"
+    expected = (": stream open\n\n" + "".join(f"id: {n}\nevent: log\ndata: step {n}\n\n" for n in (1, 2, 3))
+                + "event: end\ndata: ready\n\n")
+
+    def replay(**headers):
+        with CaptureQueriesContext(connection) as queries:
+            resp = client.get(url, **headers)
+        assert resp.status_code == 200 and resp["Content-Type"] == "text/event-stream"
+        return b"".join(resp.streaming_content).decode(), any(
+            "platform_app_logline" in q["sql"] for q in queries.captured_queries)
+
+    assert replay() == (expected, True)
+    assert replay() == (expected, False)  # kept
+    later = expected.replace("id: 1\nevent: log\ndata: step 1\n\nid: 2\nevent: log\ndata: step 2\n\n", "")
+    assert replay(HTTP_LAST_EVENT_ID="2") == (later, True)  # from another line, another answer
+
+    LogLine.objects.filter(deployment=deployment).delete()
+    Deployment.objects.filter(pk=deployment.pk).update(log_expired_at=timezone.now())
+    assert replay() == (": stream open\n\nevent: end\ndata: ready\n\n", True)

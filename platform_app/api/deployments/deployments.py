@@ -12,13 +12,14 @@ from config.errors import ValidationFailed
 from config.inputs import InputSerializer, ascii_int, query_int, validated
 from config.serializers import ModelSerializer
 from platform_app.api.base import PlatformView, cursor_page, endpoint, idempotency_key
+from platform_app.api.kept import kept_bytes
 from platform_app.authentication import (BearerAuthentication, CookieSessionAuthentication, StreamTokenAuthentication,
                                          request_credential)
 from platform_app.models import Deployment, DeploymentEvent
 from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.listings import deployment_list_context
 from platform_app.services.deployments.log_archive import log_lines
-from platform_app.services.deployments.log_stream import log_stream_open
+from platform_app.services.deployments.log_stream import FINISHED, log_replay_whole, log_stream_open, stream_of
 from platform_app.services.identity.stream_tokens import stream_access_lost
 from platform_app.services.projects.addresses import deployment_url
 from platform_app.services.deployments.selectors import deployments_of
@@ -214,15 +215,23 @@ class DeploymentLogStreamView(PlatformView):
     def get(self, request, org_id, deployment_id):
         deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
         after = _resume_after(request)
-        # An open stream outlives its request: it ends when the credential is revoked or the member leaves.
-        credential, workspace_id = request_credential(request), self.workspace.pk
-        # ASGI: an async body that holds no thread while open; WSGI (and the test client): driven from here
-        content = log_stream_open(deployment_id=deployment.pk, after=after, holder=request.user.pk,
-                                  asynchronous=isinstance(request._request, ASGIRequest),
-                                  access_lost=partial(stream_access_lost, credential=credential,
-                                                      workspace_id=workspace_id),
-                                  access_key=(credential, workspace_id),
-                                  recheck=settings.LOG_STREAM_RECHECK_SECONDS)
+        asynchronous = isinstance(request._request, ASGIRequest)
+        # a finished build's log is all there: answered whole, in one read, and kept
+        whole = (kept_bytes(self, ("log-replay", after), partial(log_replay_whole, deployment_id=deployment.pk,
+                                                                 status=deployment.status, after=after))
+                 if deployment.status in FINISHED else None)
+        if whole is not None:
+            content = stream_of(whole, asynchronous=asynchronous)
+        else:
+            # An open stream outlives its request: it ends when the credential is revoked or the member leaves.
+            credential, workspace_id = request_credential(request), self.workspace.pk
+            # ASGI: an async body that holds no thread while open; WSGI (and the test client): driven from here
+            content = log_stream_open(deployment_id=deployment.pk, after=after, holder=request.user.pk,
+                                      asynchronous=asynchronous,
+                                      access_lost=partial(stream_access_lost, credential=credential,
+                                                          workspace_id=workspace_id),
+                                      access_key=(credential, workspace_id),
+                                      recheck=settings.LOG_STREAM_RECHECK_SECONDS)
         response = StreamingHttpResponse(content, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
