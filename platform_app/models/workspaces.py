@@ -48,9 +48,9 @@ class AnswerStamp(models.Model):
     """A count of the committed changes to what a workspace's kept API answers show (platform_app/api/kept.py).
 
     Only database triggers write it (migration 0037): every insert, update or delete of a project, deployment,
-    deployment event, environment variable or variable slot moves its workspace's count once per transaction, at
-    commit, whichever code made the change (`QuerySet.update` and raw SQL included). No foreign key: a workspace
-    deleted with its projects leaves its count behind instead of failing the trigger that moves it."""
+    deployment event, environment variable or variable slot moves its workspace's count, whichever code made the
+    change (`QuerySet.update` and raw SQL included); on PostgreSQL once per transaction, at commit. No foreign key:
+    a workspace deleted with its projects leaves its count behind instead of failing the trigger that moves it."""
 
     workspace_id = models.CharField(max_length=40, primary_key=True)
     version = models.BigIntegerField(default=0)

@@ -150,8 +150,8 @@ def _member_sql(vendor: str) -> str:
 def workspace_for_member(*, user, ref: str):
     """The workspace `ref` names (id or slug) and the caller's membership, carrying the workspace's rules
     (`sso_enabled`, `sso_required`, `allowlisted`: whether its allowlist has entries) for
-    workspace_access_check; 404 otherwise. One statement written by hand (config/rows.py): every request into
-    a workspace runs it."""
+    workspace_access_check, and the workspace its answer stamp (`answers_version`); 404 otherwise. One statement
+    written by hand (config/rows.py): every request into a workspace runs it."""
     row = select_one(_member_sql(connection.vendor), [user.pk, ref, ref], Membership, Workspace)
     if row is None:
         raise NotFound("No such workspace.")
