@@ -21,14 +21,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import Bench, bench_arguments  # noqa: E402
+from bench.harness import Bench, bench_arguments, deployments_churning  # noqa: E402
 
 PAGE = ("<!doctype html><html lang=en><head><meta charset=utf-8><title>Bench site</title></head><body><main>"
         + "<p>A deployed page of a static site, about six kilobytes like a small landing page.</p>" * 70
@@ -88,10 +87,7 @@ end
 def many_hosts(bench, workspace, *, hosts: int, churn_ms: int) -> None:
     """`hosts` projects on the same artifact, each request to the next host; then the same while a deployment of
     another project becomes ready every `churn_ms`."""
-    from django.db import close_old_connections
-
     from platform_app.models import Deployment, Project
-    from platform_app.services.deployments.builds import deployment_finish_ready
 
     projects = Project.objects.bulk_create(
         [Project(workspace=workspace, name=f"h{n}", slug=f"h{n}") for n in range(hosts)])
@@ -105,30 +101,9 @@ def many_hosts(bench, workspace, *, hosts: int, churn_ms: int) -> None:
     bench.paired(f"edge, {hosts} hosts in turn", script=script, baseline=PLAIN_PAGE)
 
     churning = Project.objects.create(workspace=workspace, name="churn", slug="churn")
-    stop, made = threading.Event(), []
-
-    def churn():
-        due = time.monotonic()
-        try:
-            while not stop.wait(max(0.0, (due := due + churn_ms / 1000) - time.monotonic())):  # on a schedule
-                deployment = Deployment.objects.create(project=churning, env="production", branch="main",
-                                                       status="building")
-                deployment_finish_ready(deployment, framework="static", snapshot={})
-                made.append(deployment.pk)
-        finally:
-            close_old_connections()
-
-    churner = threading.Thread(target=churn, daemon=True)
-    started = time.monotonic()
-    churner.start()
-    try:
+    with deployments_churning(churning, every_ms=churn_ms):
         bench.paired(f"edge, {hosts} hosts, a deployment ready every {churn_ms} ms", script=script,
                      baseline=PLAIN_PAGE)
-    finally:
-        stop.set()
-        churner.join(30)
-    print(f"  {len(made)} deployments became ready in {time.monotonic() - started:.0f} s "
-          f"({len(made) / (time.monotonic() - started):.1f}/s)", flush=True)
 
 
 def main() -> None:

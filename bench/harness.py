@@ -36,8 +36,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -169,6 +171,40 @@ def procfile_command(label: str) -> list[str]:
         if name.strip() == label:
             return [str(ROOT / part) if part.startswith(".venv/") else part for part in shlex.split(command)]
     raise LookupError(f"no {label!r} in the Procfile")
+
+
+@contextmanager
+def deployments_churning(project, every_ms: int):
+    """Meanwhile, a deployment of `project` is created and made ready every `every_ms` through the service that ends
+    a build (`deployment_finish_ready`), on a schedule; printed afterwards: how many, and how many a second."""
+    from django.db import close_old_connections
+
+    from platform_app.models import Deployment
+    from platform_app.services.deployments.builds import deployment_finish_ready
+
+    stop, made = threading.Event(), []
+
+    def churn():
+        due = time.monotonic()
+        try:
+            while not stop.wait(max(0.0, (due := due + every_ms / 1000) - time.monotonic())):
+                deployment = Deployment.objects.create(project=project, env="production", branch="main",
+                                                       status="building")
+                deployment_finish_ready(deployment, framework="static", snapshot={})
+                made.append(deployment.pk)
+        finally:
+            close_old_connections()
+
+    churner = threading.Thread(target=churn, daemon=True)
+    started = time.monotonic()
+    churner.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        churner.join(30)
+        seconds = time.monotonic() - started
+        print(f"  {len(made)} deployments became ready in {seconds:.0f} s ({len(made) / seconds:.1f}/s)", flush=True)
 
 
 def free_port() -> int:

@@ -20,14 +20,12 @@ Figures and design: docs/performance.md.
 import argparse
 import json
 import sys
-import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import Bench, bench_arguments, lua_requests  # noqa: E402
+from bench.harness import Bench, bench_arguments, deployments_churning, lua_requests  # noqa: E402
 
 TOKEN = "svc_benchscale" + "s" * 36
 SIZES = {"workspaces": 10_000, "projects": 100_000, "deployments": 1_000_000, "big_projects": 5_000,
@@ -129,40 +127,6 @@ def build_scale_set(scale: float) -> dict:
           + ", ".join(f"{v:,} {k}" for k, v in counts.items()) + f"; build log table {log_table()}", flush=True)
     return {"owner": owner, "big": big, "project": Project.objects.get(pk=f"prj_b{1:019d}"), "long_log": long_log,
             "template": template.pk}
-
-
-@contextmanager
-def deployments_churning(project, every_ms: int):
-    """Meanwhile, a deployment of `project` is queued, built and ready every `every_ms`, each step committed through
-    the services the workers use: every one moves its workspace's answer stamp, and its lists change."""
-    from django.db import close_old_connections
-
-    from platform_app.models import Deployment
-    from platform_app.services.deployments.builds import deployment_finish_ready
-
-    stop, made = threading.Event(), []
-
-    def churn():
-        due = time.monotonic()
-        try:
-            while not stop.wait(max(0.0, (due := due + every_ms / 1000) - time.monotonic())):  # on a schedule
-                deployment = Deployment.objects.create(project=project, env="production", branch="main",
-                                                       status="building")
-                deployment_finish_ready(deployment, framework="static", snapshot={})
-                made.append(deployment.pk)
-        finally:
-            close_old_connections()
-
-    churner = threading.Thread(target=churn, daemon=True)
-    started = time.monotonic()
-    churner.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        churner.join(30)
-        print(f"  meanwhile {len(made)} deployments became ready "
-              f"({len(made) / (time.monotonic() - started):.1f}/s)", flush=True)
 
 
 def deep_cursor(url: str, path: str, depth: int) -> str:
