@@ -42,8 +42,8 @@ def _store(key, response):
 
 
 def kept_bytes(view, name, make):
-    """`make()`, kept as an answer of `view`'s request is (same key, and `name` for what the path does not say);
-    None (nothing to keep) is not kept."""
+    """`make()`'s bytes, kept as an answer of `view`'s request is (same key, and `name` for what the path does not
+    say)."""
     key = _key(view, view.request)
     if key is None:
         return make()
@@ -51,8 +51,7 @@ def kept_bytes(view, name, make):
     value = answers.get(key)
     if value is MISSING:
         value = make()
-        if value is not None:
-            answers.set(key, value, size=len(value) + 200)
+        answers.set(key, value, size=len(value) + 200)
     return value
 
 

@@ -214,3 +214,19 @@ def test_a_finished_log_is_replayed_whole_and_kept_until_its_deployment_changes(
     LogLine.objects.filter(deployment=deployment).delete()
     Deployment.objects.filter(pk=deployment.pk).update(log_expired_at=timezone.now())
     assert replay() == (": stream open\n\nevent: end\ndata: ready\n\n", True)
+
+
+def test_a_finished_log_longer_than_a_whole_answer_is_streamed_in_pages(site, client, monkeypatch):
+    from platform_app.services.deployments import log_stream
+    from platform_app.services.deployments.deployments import log_append
+
+    monkeypatch.setattr(log_stream, "REPLAY_WHOLE_LINES", 2)
+    monkeypatch.setattr(log_stream, "PAGE", 2)
+    _, deployment = site
+    for n in (1, 2, 3):
+        log_append(deployment, f"step {n}")
+    expected = (": stream open\n\n" + "".join(f"id: {n}\nevent: log\ndata: step {n}\n\n" for n in (1, 2, 3))
+                + "event: end\ndata: ready\n\n")
+    for _ in range(2):  # the second time, known to be too long, without reading it whole first
+        resp = client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream")
+        assert b"".join(resp.streaming_content).decode() == expected

@@ -219,8 +219,8 @@ class DeploymentLogStreamView(PlatformView):
         # a finished build's log is all there: answered whole, in one read, and kept
         whole = (kept_bytes(self, ("log-replay", after), partial(log_replay_whole, deployment_id=deployment.pk,
                                                                  status=deployment.status, after=after))
-                 if deployment.status in FINISHED else None)
-        if whole is not None:
+                 if deployment.status in FINISHED else b"")
+        if whole:  # empty: building, or too long to answer whole
             content = stream_of(whole, asynchronous=asynchronous)
         else:
             # An open stream outlives its request: it ends when the credential is revoked or the member leaves.

@@ -102,14 +102,14 @@ def _log_event(seq: int, text: str) -> bytes:
 REPLAY_WHOLE_LINES = 10_000  # a finished log up to this long after the reader's line is answered in one read
 
 
-def log_replay_whole(*, deployment_id: str, status: str, after: int) -> bytes | None:
+def log_replay_whole(*, deployment_id: str, status: str, after: int) -> bytes:
     """The whole stream of a finished build's log after line `after`, the bytes `log_stream_events` sends: with the
     status read first and finished, the lines read next are all there are, so the answer is one read and one write,
-    the same for every reader (and kept, api/kept.py). None for a log longer than REPLAY_WHOLE_LINES: that one is
-    streamed in pages."""
+    the same for every reader (and kept, api/kept.py). Empty for a log longer than REPLAY_WHOLE_LINES: that one is
+    streamed in pages (and, kept empty, not read whole again)."""
     lines = log_lines(deployment_id, after=after, limit=REPLAY_WHOLE_LINES + 1, times=False)
     if len(lines) > REPLAY_WHOLE_LINES:
-        return None
+        return b""
     return b"".join((b": stream open\n\n", *(_log_event(line.seq, line.text) for line in lines),
                      f"event: end\ndata: {status}\n\n".encode()))
 
