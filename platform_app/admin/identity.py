@@ -3,8 +3,8 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
 
 from platform_app.services.identity.email_verification import email_change
-from platform_app.models import (AnswerStamp, ApiToken, AttemptCounter, AuditEvent, AuthSession, DeviceAuthorization, Membership,
-                                 RefreshToken, User, Workspace)
+from platform_app.models import (AnswerStamp, ApiToken, AttemptCounter, AuditEvent, AuthSession, DeviceAuthorization,
+                                 Membership, RefreshToken, User, Workspace)
 
 
 @admin.register(User)

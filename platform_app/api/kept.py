@@ -28,7 +28,7 @@ answers = LocalCache("workspace-answers", ttl=settings.WORKSPACE_ANSWERS_TTL_SEC
 
 def _key(view, request):
     workspace, membership = view.workspace, view.membership
-    if workspace is None or membership is None or not connection.get_autocommit() or connection.in_atomic_block:
+    if workspace is None or membership is None or not connection.get_autocommit():  # False in any atomic block
         return None
     actor = view.actor
     return (workspace.pk, workspace.answers_version, request.get_full_path(), request.accepted_media_type,
