@@ -333,10 +333,11 @@ class Bench:
                 self._start(label, procfile_command(label), lambda log: b" ready." in log.read_bytes())
         workers = workers or self.args.workers
         port = free_port()
-        cmd = [str(VENV / "gunicorn"), "config.asgi:application", "-k", "uvicorn_worker.UvicornWorker",
-               "--bind", f"127.0.0.1:{port}"] + (["--workers", str(workers)] if workers else [])
-        if (ROOT / "config" / "gunicorn.py").exists():
-            cmd[2:2] = ["-c", "config/gunicorn.py"]
+        cmd = [str(VENV / "gunicorn"), "config.asgi:application", "--bind", f"127.0.0.1:{port}"]
+        cmd += ["--workers", str(workers)] if workers else []
+        # the Procfile's settings and worker class; a tree from before config/gunicorn.py gets uvicorn's worker
+        cmd += ["-c", "config/gunicorn.py"] if (ROOT / "config" / "gunicorn.py").exists() else [
+            "-k", "uvicorn_worker.UvicornWorker"]
         self.url = f"http://127.0.0.1:{port}"
 
         def answering(_log) -> bool:

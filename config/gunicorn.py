@@ -11,6 +11,7 @@ import os
 from gunicorn.glogging import Logger
 
 from config.log_redaction import RedactSecrets
+from config.web_balance import ConnectionCounts
 
 bind = [os.environ.get("WEB_BIND") or f"0.0.0.0:{os.environ.get('WEB_PORT', '8000')}"]
 # One worker more than cores: a worker's threads wait on database round trips and on each other for the
@@ -66,6 +67,21 @@ class CompactLogger(Logger):
 
 
 logger_class = CompactLogger
+
+
+# Each worker's open connections, so a new one goes to the worker holding the fewest (config/web_balance.py).
+connection_counts = ConnectionCounts()
+
+
+def pre_fork(server, worker):
+    """In the master, before the fork: a slot of `connection_counts` no live worker holds."""
+    taken = {getattr(other, "connection_slot", None) for other in server.WORKERS.values()}
+    worker.connection_counts, worker.connection_slot = connection_counts, connection_counts.claim(taken)
+
+
+def child_exit(server, worker):
+    """In the master, once a worker has exited: its slot is free again, and its count no longer weighs."""
+    connection_counts.free(getattr(worker, "connection_slot", None))
 
 
 def post_fork(server, worker):

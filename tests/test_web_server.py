@@ -217,3 +217,60 @@ def test_the_server_closes_connections_whose_request_head_is_too_slow(tmp_path):
         assert answered()  # the server still serves prompt clients
     finally:
         web.stop()
+
+
+def established_per_worker(master_pid: int, port: int) -> dict[int, int]:
+    """Connections to `port` each worker of the gunicorn master holds, read from /proc (Linux)."""
+    established = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":  # local port, ESTABLISHED
+                established.add(fields[9])  # the socket's inode
+    workers = [int(pid) for pid in Path(f"/proc/{master_pid}/task/{master_pid}/children").read_text().split()]
+    held = {}
+    for pid in workers:
+        inodes = {os.readlink(fd)[len("socket:["):-1] for fd in Path(f"/proc/{pid}/fd").iterdir()
+                  if os.readlink(fd).startswith("socket:[")}
+        held[pid] = len(inodes & established)
+    return held
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads the workers' sockets from Linux's /proc")
+def test_new_connections_go_to_the_worker_holding_the_fewest(tmp_path):
+    """Three workers and a burst of 30 connections opened at once (as a proxy or wrk opens its pool): each worker
+    takes about a third, where one waking first used to take most of a burst (config/web_balance.py); every
+    connection is then answered."""
+    import socket
+
+    from tests.processes import LOOPBACK, PYTHON, Process, child_env, free_port, wait_until
+
+    port = free_port()
+    env = child_env(data_dir=tmp_path / "data", WEB_BIND=f"{LOOPBACK}:{port}", WEB_CONCURRENCY="3")
+    web = Process("web", [PYTHON, "-m", "gunicorn", "config.asgi:application", "-c", "config/gunicorn.py"],
+                  env=env, log_dir=tmp_path).start()
+    request = b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+    def answered(conn: socket.socket) -> bool:
+        conn.sendall(request)
+        return conn.recv(64).startswith(b"HTTP/1.1 200")
+
+    def three_workers_answer() -> bool:
+        try:
+            with socket.create_connection((LOOPBACK, port), timeout=5) as conn:
+                return answered(conn) and len(established_per_worker(web.pid, port)) == 3
+        except OSError:
+            return False
+
+    burst = []
+    try:
+        wait_until(three_workers_answer, timeout=120, what="three workers to answer", logs=[web])
+        burst = [socket.create_connection((LOOPBACK, port), timeout=5) for _ in range(30)]
+        held = wait_until(lambda: (counts := established_per_worker(web.pid, port)) and sum(counts.values()) == 30
+                          and counts, timeout=10, what="the workers to accept the burst", logs=[web])
+        assert max(held.values()) - min(held.values()) <= 2, held
+        assert all(answered(conn) for conn in burst)
+    finally:
+        for conn in burst:
+            conn.close()
+        web.stop()
