@@ -99,9 +99,10 @@ def post_worker_init(worker):
     import gc
 
     gc.freeze()
-    # Young collections every 50,000 allocations, not 700: a stream's wait (a future, its callbacks) lives a tenth
-    # of a second, long enough to outlive two collections that come every few milliseconds and reach the oldest
+    # Young collections every 5,000 allocations, not 700: a stream's wait (a future, its callbacks) lives a tenth of a
+    # second, and at 700 it outlived two collections coming every few milliseconds and reached the oldest
     # generation, whose full passes then came every few seconds and took up to one (bench/streams.py at 10,000
-    # streams: 71 full passes in 80 s over three workers, 57 s of collecting, a line's p95 1.7 s). Now such objects
-    # die young and full passes are rare.
-    gc.set_threshold(50_000, 20, 100)
+    # streams: 71 full passes in 80 s, a line's p95 1.7 s). Nor 50,000: each young pass then stopped every thread
+    # of the worker for 25-300 ms, the p99 of an API answer (130-170 ms against 33 at 5,000), while the streams'
+    # p95 was the same at both (475 and 462 ms). docs/performance.md, "The tail of a quick answer".
+    gc.set_threshold(5_000, 20, 100)
