@@ -1,5 +1,5 @@
 """Workspace answers kept whole: a list or detail the API answered is sent again, without reading or rendering it,
-until something it shows changes.
+until something it shows changes; the dashboard keeps the costly parts of its pages the same way.
 
 What an answer shows is rows of its workspace (projects, deployments, their events and environment variables),
 and every committed change to those rows moves the workspace's answer stamp (`models.AnswerStamp`, moved by
@@ -52,6 +52,21 @@ def kept_bytes(view, name, make):
     if value is MISSING:
         value = make()
         answers.set(key, value, size=len(value) + 200)
+    return value
+
+
+def kept_page_part(context: dict, parts: tuple, make, size=len):
+    """A dashboard page's part (`make()`'s value, `size(value)` characters), kept as an API answer is: by the
+    workspace, its stamp and the member's role (`context` is the page's workspace context), and `parts` for what
+    else it rests on (which part, the page and query it shows)."""
+    workspace, membership = context["workspace"], context["membership"]
+    if not connection.get_autocommit():  # False in any atomic block
+        return make()
+    key = ("page", workspace.pk, workspace.answers_version, membership.role, *parts)
+    value = answers.get(key)
+    if value is MISSING:
+        value = make()
+        answers.set(key, value, size=size(value) + 200)
     return value
 
 

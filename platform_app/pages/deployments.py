@@ -5,10 +5,12 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from platform_app.api.kept import kept_page_part
 from platform_app.pages.base import client_ip, require, workspace_context
 from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.doctor import diagnose, doctor_report_create, doctor_report_pr
 from platform_app.services.deployments.selectors import deployment_events, deployment_log_lines, latest_doctor_report
+from platform_app.templatetags.dashboard import log_spans
 
 LOG_LINES_RENDERED = 2000  # the rest of a longer log comes over the stream
 
@@ -24,11 +26,18 @@ def _deployment_context(request, org_id, deployment_id) -> dict:
 def deployment_page(request, org_id, deployment_id):
     context = _deployment_context(request, org_id, deployment_id)
     deployment = context["deployment"]
-    lines = deployment_log_lines(deployment=deployment, limit=LOG_LINES_RENDERED)
+
+    def log() -> tuple[str, int, bool]:
+        lines = deployment_log_lines(deployment=deployment, limit=LOG_LINES_RENDERED)
+        return log_spans(lines), lines[-1].seq if lines else 0, len(lines) == LOG_LINES_RENDERED
+
+    # a finished build's log no longer changes: its spans are kept until the workspace's stamp moves (api/kept.py)
+    log_html, last_seq, more = (kept_page_part(context, ("deployment-log", deployment.pk), log,
+                                               size=lambda value: len(value[0]))
+                                if deployment.is_finished else log())
     context.update(
         # a longer log than the page renders is followed by the stream even after the build ended
-        follow=not deployment.is_finished or len(lines) == LOG_LINES_RENDERED,
-        tab="deployments", lines=lines, last_seq=lines[-1].seq if lines else 0,
+        follow=not deployment.is_finished or more, tab="deployments", log_html=log_html, last_seq=last_seq,
         events=deployment_events(deployment=deployment),
         findings=diagnose(deployment) if deployment.status == deployment.Status.ERROR else [],
         queue_position=services.queue_position(deployment),

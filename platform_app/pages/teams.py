@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from config.errors import ApplicationError, NotFound
+from platform_app.api.kept import kept_page_part
 from platform_app.choices import Role
 from platform_app.pages.base import (client_ip, form_error, page_number, require, workspace_context,
                                      workspace_form_create)
@@ -19,6 +20,7 @@ from platform_app.services.identity.selectors import api_tokens_active
 from platform_app.services.org.access import workspace_for_member
 from platform_app.services.teams.selectors import audit_events, invitations_pending, members_of
 from platform_app.services.teams.workspaces import workspace_update, workspaces_of
+from platform_app.templatetags.dashboard import project_rows
 
 ROLE_CHOICES = [(r.value, r.label) for r in Role]
 
@@ -53,13 +55,21 @@ def workspace_switch(request):
 
 @login_required
 def workspace_page(request, org_id):
-    """The workspace's projects, a page of 50 by name (searchable), each with its address and last deployment."""
+    """The workspace's projects, a page of 50 by name (searchable), each with its address and last deployment;
+    the table's rows are kept until a project or deployment of the workspace changes (api/kept.py)."""
     context = workspace_context(request, org_id)
+    workspace = context["workspace"]
     search = request.GET.get("q", "").strip()[:100]
     page = page_number(request)
-    projects, more = projects_with_last_deployment(workspace=context["workspace"], search=search, page=page)
-    context.update(tab="projects", projects=projects, search=search, page=page, more=more,
-                   active=any(p.last_deployment and not p.last_deployment.is_finished for p in projects))
+
+    def table() -> tuple[str, bool, bool]:
+        projects, more = projects_with_last_deployment(workspace=workspace, search=search, page=page)
+        active = any(p.last_deployment and not p.last_deployment.is_finished for p in projects)
+        return project_rows(projects, workspace), more, active
+
+    rows, more, active = kept_page_part(context, ("projects", workspace.slug, search, page), table,
+                                        size=lambda value: len(value[0]))
+    context.update(tab="projects", rows=rows, search=search, page=page, more=more, active=active)
     if request.htmx:  # the table's own refresh while builds run
         return render(request, "platform_app/teams/_projects.html", context)
     return render(request, "platform_app/teams/workspace.html", context)

@@ -1,12 +1,12 @@
-"""Template filters of the dashboard: addresses (from the one address builder), short commits, durations, and the
-`path` tag for the links of a long table."""
+"""Template filters of the dashboard: addresses (from the one address builder), short commits, durations, ages, and
+the `path` tag for the links of a long table."""
 import functools
 import html
 import re
+from datetime import timezone as dt_timezone
 from urllib.parse import quote
 
 from django import template
-from django.template.defaultfilters import timesince_filter
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.http import RFC3986_SUBDELIMS
@@ -50,6 +50,14 @@ def log_spans(lines) -> str:
                              for line in lines))  # html.escape: what Django's escape does, without its lazy wrapper
 
 
+@register.filter
+def ago(moment) -> str:
+    """A moment shown as its age ("5 minutes ago") by static/js/relative-time.js, written as the UTC moment itself
+    so that what the server renders stays true and can be kept (without JavaScript the moment is what shows)."""
+    moment = moment.astimezone(dt_timezone.utc)
+    return mark_safe(f'<time datetime="{moment.isoformat()}" data-ago>{moment:%Y-%m-%d %H:%M} UTC</time>')
+
+
 @register.simple_tag
 def project_rows(projects, workspace) -> str:
     """The workspace page's project rows, escaped, built in one pass as `log_spans` is: through the template loop,
@@ -72,7 +80,7 @@ def project_rows(projects, workspace) -> str:
             cells += [f'<a href="{link}"><span class="badge badge-{status}">{status}</span></a> '
                       f'<span class="muted">{escape(d.env)}</span>', escape(d.branch),
                       f"<code>{escape(short_sha(d.commit_sha)) or '—'}</code>",
-                      f"{escape(timesince_filter(d.created_at))} ago"]
+                      ago(d.created_at)]
         row = "".join(f"<td>{cell}</td>" for cell in cells)
         if not d:
             row += '<td colspan="4" class="muted">No deployments</td>'
