@@ -39,12 +39,12 @@ def deployment_page(request, org_id, deployment_id):
         # a longer log than the page renders is followed by the stream even after the build ended
         follow=not deployment.is_finished or more, tab="deployments", log_html=log_html, last_seq=last_seq,
         events=deployment_events(deployment=deployment),
-        findings=diagnose(deployment) if deployment.status == deployment.Status.ERROR else [],
         queue_position=services.queue_position(deployment),
         is_production=deployment.project.production_deployment_id == deployment.pk,
-        report=latest_doctor_report(deployment=deployment),
         stream_url=f"/v1/orgs/{context['workspace'].pk}/deployments/{deployment.pk}/logs/stream",
     )
+    if deployment.status == deployment.Status.ERROR:  # what the doctor found, and its pull request if opened
+        context.update(findings=diagnose(deployment), report=latest_doctor_report(deployment=deployment))
     return render(request, "platform_app/deployments/deployment.html", context)
 
 
