@@ -1,6 +1,7 @@
-// Times shown as "5 minutes ago": the server writes <time datetime="…" data-ago>2026-12-07 17:20 UTC</time>, a
-// moment that stays true (so a page can be kept whole while its rows do not change), and this turns it into its
-// age in the reader's clock, again every 30 s and in whatever htmx swaps in. The UTC moment stays as the title.
+// Ages ("5 minutes ago") on the pages that load this. The server writes the moment itself,
+// <time datetime="…" data-ago>2026-12-07 17:20 UTC</time>, which stays true (so a table can be kept while its rows
+// do not change); this shows its age in the reader's clock, again every 30 s and in whatever htmx swaps in, and
+// keeps the UTC moment as the title.
 (function () {
   "use strict";
   var UNITS = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600],

@@ -69,6 +69,10 @@ def test_sign_up_to_rollback(live_platform, page):
     page.get_by_role("link", name="Deployments").click()
     expect(page.get_by_text("needs redeploy")).to_be_visible()
     check(page, "project")
+    # ages are the UTC moment in the HTML, shown as such by static/js/relative-time.js
+    age = page.locator("time[data-ago]").first
+    expect(age).to_have_text(re.compile(r"^(just now|1 minute ago|\d+ minutes ago)$"))
+    expect(age).to_have_attribute("title", re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$"))
     page.get_by_role("button", name="Redeploy").first.click()
     expect(page).not_to_have_url(first_url)
     wait_ready(page)
@@ -90,6 +94,8 @@ def test_sign_up_to_rollback(live_platform, page):
                        ("/dashboard/journey-team/projects/hello/settings/", "project-settings")):
         page.goto(base + path)
         check(page, name)
+        if name == "workspace":
+            expect(page.locator("time[data-ago]").first).to_have_text(re.compile(r" ago$|^just now$"))
 
     # a phone: the page never scrolls sideways (tables scroll inside their wrapper)
     page.set_viewport_size({"width": 360, "height": 740})
