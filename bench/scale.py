@@ -320,6 +320,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the scale set (default 1)")
     bench_arguments(parser)
+    parser.set_defaults(timeout=1800)  # the whole run takes 15-16 min at full scale, past the benches' 900 s
     args = parser.parse_args()
     with Bench("platform", args) as bench:
         if not bench.scratch_db:
