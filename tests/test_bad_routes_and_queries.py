@@ -12,6 +12,7 @@ from config import urls
 from tests.otp_app.conftest import key_client, sandbox  # noqa: F401
 from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.projects.factories import ProjectFactory
+from tests.sse import sse_body
 from tests.test_bad_input import no_errors_logged, otp_error, platform_error, warehouse_error  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -107,4 +108,4 @@ def test_stream_resume_position_with_odd_digits_is_ignored(alice_client, alice):
     deployment = DeploymentFactory(project=project, branch="main", status="error")
     resp = alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream", HTTP_LAST_EVENT_ID="\u00b2")
     assert resp.status_code == 200
-    assert b"event: end" in b"".join(resp.streaming_content)
+    assert b"event: end" in sse_body(resp)

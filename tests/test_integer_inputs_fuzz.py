@@ -27,6 +27,7 @@ from tests.otp_app.conftest import key_client, sandbox  # noqa: F401
 from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.pages.conftest import sign_in
 from tests.platform_app.projects.factories import ProjectFactory
+from tests.sse import sse_body
 from tests.warehouse_app.conftest import customer, customer_client, imported  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -115,7 +116,7 @@ def test_log_stream_resume_position(alice_client, world):
         by_query = alice_client.get(f"{url}?lastEventId={_q(value)}")
         for resp in (by_header, by_query):
             if check(resp, "platform", value) == 200:
-                b"".join(resp.streaming_content)
+                sse_body(resp)
     for value in (HUGE, "9" * 20):  # no line has such a number
         assert alice_client.get(url, HTTP_LAST_EVENT_ID=value).status_code == 400
         assert alice_client.get(f"{url}?lastEventId={value}").json()["code"] == "validation_error"

@@ -17,6 +17,7 @@ from platform_app.services.env.env import env_snapshot, env_var_create, env_var_
 from tests.factories import WorkspaceFactory
 from tests.platform_app.deployments.factories import DeploymentEventFactory, DeploymentFactory
 from tests.platform_app.projects.factories import ProjectFactory
+from tests.sse import sse_body
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -198,7 +199,7 @@ def test_a_finished_log_is_replayed_whole_and_kept_until_its_deployment_changes(
         with CaptureQueriesContext(connection) as queries:
             resp = client.get(url, **headers)
         assert resp.status_code == 200 and resp["Content-Type"] == "text/event-stream"
-        return b"".join(resp.streaming_content).decode(), any(
+        return sse_body(resp).decode(), any(
             "platform_app_logline" in q["sql"] for q in queries.captured_queries)
 
     assert replay() == (expected, True)
@@ -221,4 +222,24 @@ def test_a_finished_log_longer_than_a_whole_answer_is_streamed_in_pages(site, cl
                 + "event: end\ndata: ready\n\n")
     for _ in range(2):  # the second time, known to be too long, without reading it whole first
         resp = client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream")
-        assert b"".join(resp.streaming_content).decode() == expected
+        assert sse_body(resp).decode() == expected
+
+
+def test_the_production_server_sends_a_finished_log_as_one_complete_answer(site, alice, asgi_application):
+    """Through config/asgi.py as gunicorn's workers run it: the replay is a complete response (its length known,
+    one body message), not a stream kept open until its last chunk."""
+    from tests.factories import ApiTokenFactory
+    from tests.test_asgi_handler import call
+
+    _, deployment = site
+    log_append(deployment, "built")
+    raw = "svc_asgi" + "a" * 44
+    ApiTokenFactory(user=alice, scopes=["read"], raw=raw)
+    sent = call(asgi_application, f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream", [],
+                headers=[(b"authorization", f"Bearer {raw}".encode()), (b"accept", b"text/event-stream")])
+    start, *bodies = sent
+    headers = {name.lower(): value for name, value in start["headers"]}
+    assert start["status"] == 200 and headers[b"content-type"] == b"text/event-stream"
+    expected = b": stream open\n\nid: 1\nevent: log\ndata: built\n\nevent: end\ndata: ready\n\n"
+    assert headers[b"content-length"] == str(len(expected)).encode()
+    assert [(b["body"], b.get("more_body", False)) for b in bodies] == [(expected, False)]

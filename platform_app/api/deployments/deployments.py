@@ -3,7 +3,7 @@ from functools import partial
 
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -19,7 +19,7 @@ from platform_app.models import Deployment, DeploymentEvent
 from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.listings import deployment_list_context
 from platform_app.services.deployments.log_archive import log_lines
-from platform_app.services.deployments.log_stream import FINISHED, log_replay_whole, log_stream_open, stream_of
+from platform_app.services.deployments.log_stream import FINISHED, log_replay_whole, log_stream_open
 from platform_app.services.identity.stream_tokens import stream_access_lost
 from platform_app.services.projects.addresses import deployment_url
 from platform_app.services.deployments.selectors import deployments_of
@@ -220,8 +220,8 @@ class DeploymentLogStreamView(PlatformView):
         whole = (kept_bytes(self, ("log-replay", after), partial(log_replay_whole, deployment_id=deployment.pk,
                                                                  status=deployment.status, after=after))
                  if deployment.status in FINISHED else b"")
-        if whole:  # empty: building, or too long to answer whole
-            content = stream_of(whole, asynchronous=asynchronous)
+        if whole:  # a complete answer, sent after the request's one hop (empty: building, or too long)
+            response = HttpResponse(whole, content_type="text/event-stream")
         else:
             # An open stream outlives its request: it ends when the credential is revoked or the member leaves.
             credential, workspace_id = request_credential(request), self.workspace.pk
@@ -232,7 +232,7 @@ class DeploymentLogStreamView(PlatformView):
                                                           workspace_id=workspace_id),
                                       access_key=(credential, workspace_id),
                                       recheck=settings.LOG_STREAM_RECHECK_SECONDS)
-        response = StreamingHttpResponse(content, content_type="text/event-stream")
+            response = StreamingHttpResponse(content, content_type="text/event-stream")
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"
         if deployment.log_expired_at:  # its lines were deleted (LOG_RETENTION_DAYS): the stream replays none

@@ -114,17 +114,6 @@ def log_replay_whole(*, deployment_id: str, status: str, after: int) -> bytes:
                      f"event: end\ndata: {status}\n\n".encode()))
 
 
-def stream_of(body: bytes, *, asynchronous: bool):
-    """A response body of one chunk: an async iterator for ASGI (no thread hop to send it), else a list."""
-    if not asynchronous:
-        return [body]
-
-    async def once():
-        yield body
-
-    return once()
-
-
 # Streams --------------------------------------------------------------------------------------------------
 
 async def log_stream_events(*, deployment_id: str, after: int = 0, poll: float = 0.5, heartbeat: float = 15.0,

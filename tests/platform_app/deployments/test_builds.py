@@ -10,6 +10,7 @@ from platform_app.models import Deployment, LogLine
 from tests.conftest import closing, hosted_repo
 from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.projects.factories import ProjectFactory
+from tests.sse import sse_body
 
 pytestmark = pytest.mark.django_db
 
@@ -144,7 +145,7 @@ def test_sse_replays_from_last_event_id_and_ends(alice_client, project, django_c
     deployment = Deployment.objects.get()
     resp = alice_client.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream", HTTP_LAST_EVENT_ID="1")
     assert resp["Content-Type"] == "text/event-stream"
-    text = b"".join(resp.streaming_content).decode()
+    text = sse_body(resp).decode()
     assert "id: 1\n" not in text and "id: 2\n" in text
     assert text.rstrip().endswith("event: end\ndata: ready")
 
@@ -154,7 +155,7 @@ def test_stream_accepts_a_ws_token(alice_client, api, project, django_capture_on
     deployment = Deployment.objects.get()
     token = alice_client.post("/v1/auth/ws-token").json()["token"]
     resp = api.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream?token={token}")
-    assert resp.status_code == 200 and "event: end" in b"".join(resp.streaming_content).decode()
+    assert resp.status_code == 200 and "event: end" in sse_body(resp).decode()
     assert api.get(f"/v1/orgs/acme/deployments/{deployment.pk}/logs/stream?token=forged").status_code == 401
 
 
@@ -245,7 +246,7 @@ def test_build_through_a_real_worker_streams_live_over_redis(transactional_db, a
             resp = client.post(f"/v1/orgs/acme/projects/{project.pk}/deployments", {"env": "production"}, format="json")
             assert resp.status_code == 201 and resp.json()["status"] == "queued"
             stream = client.get(f"/v1/orgs/acme/deployments/{resp.json()['id']}/logs/stream")
-            text = b"".join(stream.streaming_content).decode()  # follows until the end event
+            text = sse_body(stream).decode()  # follows until the end event
     finally:
         app.conf.task_always_eager = True
     assert "data: step 3" in text and text.rstrip().endswith("data: ready")

@@ -24,6 +24,7 @@ from tests.platform_app.deployments.test_log_stream import URL, events, log_ids
 from tests.platform_app.projects.factories import ProjectFactory
 from tests.platform_app.resources.s3_server import (ARTIFACTS_BUCKET as BUCKET, artifacts_bucket,  # noqa: F401
                                                     s3_endpoint)  # noqa: F401 - fixtures
+from tests.sse import sse_body
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,7 @@ def finished(workspace, *, lines: int, status="ready", minutes_ago=30, slug="sit
 
 
 def replay(client, deployment, **headers) -> str:
-    return b"".join(client.get(URL.format(deployment.pk), **headers).streaming_content).decode()
+    return sse_body(client.get(URL.format(deployment.pk), **headers)).decode()
 
 
 def read(client, deployment, query="") -> dict:
@@ -236,7 +237,7 @@ def test_retention_deletes_old_logs_and_the_api_says_so(alice, alice_client, cli
     assert alice_client.get(f"/v1/orgs/acme/deployments/{old.pk}").json()["logExpiredAt"] == body["expiredAt"]
     resp = alice_client.get(URL.format(old.pk))
     assert resp["X-Log-Expired-At"] == old.log_expired_at.isoformat()
-    text = b"".join(resp.streaming_content).decode()
+    text = sse_body(resp).decode()
     assert log_ids(text) == [] and events(text)[-1] == ("", "end", "ready")
     client.force_login(alice)
     page = client.get(f"/dashboard/acme/deployments/{old.pk}/")

@@ -13,6 +13,7 @@ from platform_app.services.deployments.deployments import log_append, log_channe
 from tests.conftest import closing
 from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.projects.factories import ProjectFactory
+from tests.sse import sse_body
 
 URL = "/v1/orgs/acme/deployments/{}/logs/stream"
 
@@ -50,14 +51,14 @@ def test_resume_after_last_event_id_replays_only_the_later_lines(alice_client, d
     resp = alice_client.get(URL.format(deployment.pk), HTTP_LAST_EVENT_ID="3")
     assert resp.status_code == 200 and resp["Content-Type"] == "text/event-stream"
     assert resp["Cache-Control"] == "no-cache" and resp["X-Accel-Buffering"] == "no"
-    text = b"".join(resp.streaming_content).decode()
+    text = sse_body(resp).decode()
     assert text.startswith(": stream open\n\n")
     assert events(text) == [(str(n), "log", f"line {n} with a second row") for n in range(4, 8)] + [
         ("", "end", "ready")]
 
-    by_query = b"".join(alice_client.get(URL.format(deployment.pk) + "?lastEventId=5").streaming_content).decode()
+    by_query = sse_body(alice_client.get(URL.format(deployment.pk) + "?lastEventId=5")).decode()
     assert log_ids(by_query) == [6, 7] and events(by_query)[-1] == ("", "end", "ready")
-    everything = b"".join(alice_client.get(URL.format(deployment.pk)).streaming_content).decode()
+    everything = sse_body(alice_client.get(URL.format(deployment.pk))).decode()
     assert log_ids(everything) == list(range(1, 8))
     assert LogLine.objects.filter(deployment=deployment).count() == 7  # reading never writes
 
@@ -69,7 +70,7 @@ def test_browser_event_source_accept_header_is_served(alice, api, as_user, charl
     token = as_user(alice).post("/v1/auth/ws-token").json()["token"]
     resp = api.get(URL.format(deployment.pk) + f"?token={token}", HTTP_ACCEPT="text/event-stream")
     assert resp.status_code == 200 and resp["Content-Type"] == "text/event-stream"
-    assert events(b"".join(resp.streaming_content).decode())[-1] == ("", "end", "error")
+    assert events(sse_body(resp).decode())[-1] == ("", "end", "error")
 
     anonymous = api.get(URL.format(deployment.pk), HTTP_ACCEPT="text/event-stream")
     assert anonymous.status_code == 401 and anonymous["Content-Type"].startswith("application/json")
@@ -97,7 +98,7 @@ def test_live_stream_cut_then_resumed_loses_and_repeats_nothing(transactional_db
     append(deployment, 9, 12)
     Deployment.objects.filter(pk=deployment.pk).update(status="ready")
     second = client.get(URL.format(deployment.pk), HTTP_LAST_EVENT_ID=str(resume_at))
-    rest = b"".join(second.streaming_content).decode()
+    rest = sse_body(second).decode()
     assert log_ids(seen) + log_ids(rest) == list(range(1, 13))
     assert events(rest)[-1] == ("", "end", "ready")
 

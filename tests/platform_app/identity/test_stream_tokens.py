@@ -16,6 +16,7 @@ from tests.factories import PASSWORD, ApiTokenFactory, MembershipFactory, Worksp
 from tests.platform_app.deployments.factories import DeploymentFactory
 from tests.platform_app.deployments.test_log_stream import events, log_ids
 from tests.platform_app.projects.factories import ProjectFactory
+from tests.sse import sse_body
 
 pytestmark = pytest.mark.django_db
 
@@ -171,7 +172,7 @@ def test_a_stream_token_made_with_an_mcp_token_keeps_its_binding_and_dies_with_i
     McpTokenFactory(user=alice, raw="mcpa_streaming", scopes=["read"], workspace=workspace)
     deployment, other = ended(building(workspace)), ended(building(second_workspace, "other"))
     token = stream_token(bearer_client("mcpa_streaming"))
-    body = b"".join(stream(token, "acme", deployment).streaming_content).decode()
+    body = sse_body(stream(token, "acme", deployment)).decode()
     assert [e[2] for e in events(body) if e[1] == "log"] == ["first line"]
     assert stream(token, "acme2", other).status_code == 404
     McpToken.objects.update(revoked_at=timezone.now())

@@ -15,6 +15,7 @@ from tests.conftest import bearer_client
 from tests.factories import MembershipFactory, WorkspaceFactory
 from tests.platform_app.mcp.factories import McpClientFactory, McpTokenFactory
 from tests.platform_app.projects.factories import ProjectFactory
+from tests.sse import sse_body
 
 pytestmark = pytest.mark.django_db
 
@@ -278,7 +279,7 @@ def test_the_server_stream_opens_for_a_token_holder(agent, settings):
     client, _ = agent
     resp = client.get("/v1/mcp", HTTP_ACCEPT="text/event-stream")
     assert resp.status_code == 200 and resp["Content-Type"] == "text/event-stream"
-    assert b"".join(resp.streaming_content) == b": stream open\n\n"
+    assert sse_body(resp) == b": stream open\n\n"
 
 
 def test_a_users_open_server_streams_are_bounded_and_an_ended_one_gives_its_place_back(agent, settings):
@@ -289,9 +290,9 @@ def test_a_users_open_server_streams_are_bounded_and_an_ended_one_gives_its_plac
     refused = client.get("/v1/mcp", HTTP_ACCEPT="text/event-stream")
     assert refused.status_code == 429 and refused.json()["code"] == "too_many_streams"
     assert refused["Retry-After"] == "10"
-    assert b"".join(first.streaming_content) == b": stream open\n\n"
+    assert sse_body(first) == b": stream open\n\n"
     again = client.get("/v1/mcp", HTTP_ACCEPT="text/event-stream")
-    assert again.status_code == 200 and b"".join(again.streaming_content) == b": stream open\n\n"
+    assert again.status_code == 200 and sse_body(again) == b": stream open\n\n"
 
 
 def test_the_account_page_lists_connected_agents_and_disconnects_one(alice, bob, workspace):
