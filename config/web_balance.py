@@ -35,10 +35,12 @@ class ConnectionCounts:
             self.counts[slot] = FREE
 
     def claim(self, taken: set) -> int | None:
-        """A free slot for a worker about to be forked (the master, before the fork), or None when all are taken."""
+        """A free slot for a worker about to be forked (the master, before the fork), or None when all are taken.
+        It counts from the moment its worker accepts (`publish`): a worker still loading the application must not
+        look like the least loaded one."""
         for slot in range(len(self.counts)):
             if slot not in taken:
-                self.counts[slot] = 0
+                self.counts[slot] = FREE
                 return slot
         return None
 
@@ -82,6 +84,7 @@ class BalancedServer(Server):
             sock.setblocking(False)
             loop.add_reader(sock.fileno(), self._accept, sock)
             self._listening.append(sock)
+        self._publish()  # from now on this worker counts
 
     def _protocol(self):
         return self.config.http_protocol_class(config=self.config, server_state=self.server_state,

@@ -255,16 +255,24 @@ def test_new_connections_go_to_the_worker_holding_the_fewest(tmp_path):
         conn.sendall(request)
         return conn.recv(64).startswith(b"HTTP/1.1 200")
 
-    def three_workers_answer() -> bool:
+    def three_workers_accept() -> bool:
+        """Three connections held at once land on three workers: every worker has started accepting."""
+        probes = []
         try:
-            with socket.create_connection((LOOPBACK, port), timeout=5) as conn:
-                return answered(conn) and len(established_per_worker(web.pid, port)) == 3
+            probes = [socket.create_connection((LOOPBACK, port), timeout=5) for _ in range(3)]
+            return all(answered(conn) for conn in probes) and sorted(
+                established_per_worker(web.pid, port).values()) == [1, 1, 1]
         except OSError:
             return False
+        finally:
+            for conn in probes:
+                conn.close()
 
     burst = []
     try:
-        wait_until(three_workers_answer, timeout=120, what="three workers to answer", logs=[web])
+        wait_until(three_workers_accept, timeout=120, what="three workers to accept", logs=[web])
+        wait_until(lambda: not sum(established_per_worker(web.pid, port).values()), timeout=10,
+                   what="the probes' connections to close", logs=[web])
         burst = [socket.create_connection((LOOPBACK, port), timeout=5) for _ in range(30)]
         held = wait_until(lambda: (counts := established_per_worker(web.pid, port)) and sum(counts.values()) == 30
                           and counts, timeout=10, what="the workers to accept the burst", logs=[web])
