@@ -41,18 +41,20 @@ def _store(key, response):
     return response
 
 
+def _kept(key, make, size):
+    """`make()`'s value, kept under `key` (`size(value)` characters)."""
+    value = answers.get(key)
+    if value is MISSING:
+        value = make()
+        answers.set(key, value, size=size(value) + 200)
+    return value
+
+
 def kept_bytes(view, name, make):
     """`make()`'s bytes, kept as an answer of `view`'s request is (same key, and `name` for what the path does not
     say)."""
     key = _key(view, view.request)
-    if key is None:
-        return make()
-    key = (*key, name)
-    value = answers.get(key)
-    if value is MISSING:
-        value = make()
-        answers.set(key, value, size=len(value) + 200)
-    return value
+    return make() if key is None else _kept((*key, name), make, len)
 
 
 def kept_page_part(context: dict, parts: tuple, make, size=len):
@@ -62,12 +64,7 @@ def kept_page_part(context: dict, parts: tuple, make, size=len):
     workspace, membership = context["workspace"], context["membership"]
     if not connection.get_autocommit():  # False in any atomic block
         return make()
-    key = ("page", workspace.pk, workspace.answers_version, membership.role, *parts)
-    value = answers.get(key)
-    if value is MISSING:
-        value = make()
-        answers.set(key, value, size=size(value) + 200)
-    return value
+    return _kept(("page", workspace.pk, workspace.answers_version, membership.role, *parts), make, size)
 
 
 def kept(handler, keep=None):
