@@ -128,6 +128,7 @@ MIDDLEWARE = [
     "config.middleware.ApplicationErrorMiddleware",
 ]
 CSRF_FAILURE_VIEW = "config.errors.csrf_failure"  # the service's JSON error under API prefixes
+SESSION_ENGINE = "config.sessions"  # Django's database sessions, read by hand-written SQL
 
 # Request bodies (docs/architecture.md, "Input limits"): 1 MiB, read by Django and by the JSON parser alike;
 # the few routes that need more are named in REQUEST_BODY_LIMITS (settings/api.py).
@@ -162,7 +163,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "warehouse_app.pages.kept.csrf_slot",  # after Django's csrf, which it stands in for
+                "config.kept_pages.csrf_slot",  # after Django's csrf, which it stands in for
             ]
         },
     }
