@@ -10,7 +10,6 @@ from config.errors import ApplicationError, Forbidden
 from platform_app.services.identity.scopes import ALL_SCOPES, role_allows
 from platform_app.services.org.access import Credential, workspace_enter
 from platform_app.services.projects.projects import project_get
-from platform_app.services.teams.workspaces import workspaces_of
 
 
 def workspace_context(request, org_id: str) -> dict:
@@ -19,8 +18,7 @@ def workspace_context(request, org_id: str) -> dict:
                              credential=Credential(ip=client_ip(request), cookie_session=request.session))
     workspace, membership = access.workspace, access.membership
     can = {scope.replace(":", "_"): role_allows(membership.role, scope) for scope in ALL_SCOPES}
-    # `workspaces` (lazy: queried only where a page shows the switcher)
-    return {"workspace": workspace, "membership": membership, "can": can, "workspaces": workspaces_of(request.user)}
+    return {"workspace": workspace, "membership": membership, "can": can}
 
 
 def project_context(request, org_id: str, project_id: str) -> dict:

@@ -7,6 +7,7 @@ from django.views.decorators.http import require_POST
 
 from platform_app.api.kept import kept_page_part
 from platform_app.pages.base import client_ip, require, workspace_context
+from platform_app.pages.kept import kept_page
 from platform_app.services.deployments import deployments as services
 from platform_app.services.deployments.doctor import diagnose, doctor_report_create, doctor_report_pr
 from platform_app.services.deployments.selectors import deployment_events, deployment_log_lines, latest_doctor_report
@@ -26,26 +27,31 @@ def _deployment_context(request, org_id, deployment_id) -> dict:
 def deployment_page(request, org_id, deployment_id):
     context = _deployment_context(request, org_id, deployment_id)
     deployment = context["deployment"]
+    failed = deployment.status == deployment.Status.ERROR
 
     def log() -> tuple[str, int, bool]:
         lines = deployment_log_lines(deployment=deployment, limit=LOG_LINES_RENDERED)
         return log_spans(lines), lines[-1].seq if lines else 0, len(lines) == LOG_LINES_RENDERED
 
-    # a finished build's log no longer changes: its spans are kept until the workspace's stamp moves (api/kept.py)
-    log_html, last_seq, more = (kept_page_part(context, ("deployment-log", deployment.pk), log,
-                                               size=lambda value: len(value[0]))
-                                if deployment.is_finished else log())
-    context.update(
-        # a longer log than the page renders is followed by the stream even after the build ended
-        follow=not deployment.is_finished or more, tab="deployments", log_html=log_html, last_seq=last_seq,
-        events=deployment_events(deployment=deployment),
-        queue_position=services.queue_position(deployment),
-        is_production=deployment.project.production_deployment_id == deployment.pk,
-        stream_url=f"/v1/orgs/{context['workspace'].pk}/deployments/{deployment.pk}/logs/stream",
-    )
-    if deployment.status == deployment.Status.ERROR:  # what the doctor found, and its pull request if opened
-        context.update(findings=diagnose(deployment), report=latest_doctor_report(deployment=deployment))
-    return render(request, "platform_app/deployments/deployment.html", context)
+    def rendered():
+        # a finished build's log no longer changes: its spans are kept until the workspace's stamp moves
+        log_html, last_seq, more = (kept_page_part(context, ("deployment-log", deployment.pk), log,
+                                                   size=lambda value: len(value[0]))
+                                    if deployment.is_finished else log())
+        context.update(
+            # a longer log than the page renders is followed by the stream even after the build ended
+            follow=not deployment.is_finished or more, tab="deployments", log_html=log_html, last_seq=last_seq,
+            events=deployment_events(deployment=deployment),
+            queue_position=services.queue_position(deployment),
+            is_production=deployment.project.production_deployment_id == deployment.pk,
+            stream_url=f"/v1/orgs/{context['workspace'].pk}/deployments/{deployment.pk}/logs/stream",
+        )
+        if failed:  # what the doctor found, and its pull request if opened
+            context.update(findings=diagnose(deployment), report=latest_doctor_report(deployment=deployment))
+        return render(request, "platform_app/deployments/deployment.html", context)
+
+    # kept whole once the build ended, but for a failed one: its doctor's report is not in the stamp (pages/kept.py)
+    return kept_page(request, context, rendered, keep=deployment.is_finished and not failed)
 
 
 @login_required

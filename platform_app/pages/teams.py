@@ -11,6 +11,7 @@ from platform_app.api.kept import kept_page_part
 from platform_app.choices import Role
 from platform_app.pages.base import (client_ip, form_error, page_number, require, workspace_context,
                                      workspace_form_create)
+from platform_app.pages.kept import kept_page
 from platform_app.services.deployments.selectors import projects_with_last_deployment
 from platform_app.services.identity import tokens as token_services
 from platform_app.services.identity.email_verification import email_is_verified
@@ -56,7 +57,8 @@ def workspace_switch(request):
 @login_required
 def workspace_page(request, org_id):
     """The workspace's projects, a page of 50 by name (searchable), each with its address and last deployment;
-    the table's rows are kept until a project or deployment of the workspace changes (api/kept.py)."""
+    the page and the table's rows (shared by the members of a role) are kept until a project or deployment of the
+    workspace changes (pages/kept.py, api/kept.py)."""
     context = workspace_context(request, org_id)
     workspace = context["workspace"]
     search = request.GET.get("q", "").strip()[:100]
@@ -67,12 +69,15 @@ def workspace_page(request, org_id):
         active = any(p.last_deployment and not p.last_deployment.is_finished for p in projects)
         return project_rows(projects, workspace), more, active
 
-    rows, more, active = kept_page_part(context, ("projects", workspace.slug, search, page), table,
-                                        size=lambda value: len(value[0]))
-    context.update(tab="projects", rows=rows, search=search, page=page, more=more, active=active)
-    if request.htmx:  # the table's own refresh while builds run
-        return render(request, "platform_app/teams/_projects.html", context)
-    return render(request, "platform_app/teams/workspace.html", context)
+    def rendered():
+        rows, more, active = kept_page_part(context, ("projects", workspace.slug, search, page), table,
+                                            size=lambda value: len(value[0]))
+        context.update(tab="projects", rows=rows, search=search, page=page, more=more, active=active)
+        if request.htmx:  # the table's own refresh while builds run
+            return render(request, "platform_app/teams/_projects.html", context)
+        return render(request, "platform_app/teams/workspace.html", context)
+
+    return kept_page(request, context, rendered)
 
 
 class InviteForm(forms.Form):

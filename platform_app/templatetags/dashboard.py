@@ -12,7 +12,9 @@ from django.utils import timezone
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import mark_safe
 
+from config.kept_pages import SLOT_PREFIX, rendering_kept_page
 from platform_app.services.projects import addresses
+from platform_app.services.teams.workspaces import workspace_choices
 
 register = template.Library()
 
@@ -86,6 +88,26 @@ def project_rows(projects, workspace) -> str:
             row += '<td colspan="4" class="muted">No deployments</td>'
         rows.append(f"<tr>{row}</tr>")
     return mark_safe("\n".join(rows))
+
+
+SWITCHER_SLOT = "switcher"
+
+
+def workspace_options_html(user, workspace) -> str:
+    """The workspace switcher's options: the user's workspaces by name, `workspace` selected."""
+    return mark_safe("".join(
+        f'<option value="{html.escape(slug)}"{" selected" if pk == workspace.pk else ""}>{html.escape(name)}</option>'
+        for pk, slug, name in workspace_choices(user)))
+
+
+@register.simple_tag(takes_context=True)
+def workspace_options(context) -> str:
+    """`workspace_options_html` for the page's user and workspace; a slot in a page rendered to be kept, each
+    request's own options go there (platform_app/pages/kept.py)."""
+    request = context["request"]
+    if rendering_kept_page(request):
+        return SLOT_PREFIX + SWITCHER_SLOT
+    return workspace_options_html(request.user, context["workspace"])
 
 
 @register.filter
