@@ -9,10 +9,17 @@ import re
 
 from django.http import HttpResponse
 from django.middleware.csrf import get_token
+from django.utils.safestring import mark_safe
 
-SLOT_PREFIX = "kept-page-slot-"  # letters and dashes: written as is wherever a template writes the value
-CSRF_SLOT = SLOT_PREFIX + "csrf"
-_SLOTS = re.compile(rf"({SLOT_PREFIX}[a-z]+)".encode())
+
+def slot(name: str) -> str:
+    """A slot's marker: written as is (safe) where a template writes the value. Text a page shows is escaped, so
+    no `<` of a tenant's or visitor's text can make a marker: only the template's slots are filled."""
+    return mark_safe(f"<kept-page-slot-{name}>")
+
+
+CSRF_SLOT = slot("csrf")
+_SLOTS = re.compile(rb"(<kept-page-slot-[a-z]+>)")
 
 
 def csrf_slot(request) -> dict:
@@ -46,7 +53,7 @@ def fill(request, kept, slots: dict | None = None) -> HttpResponse:
     page sets it) and `slots[name]()` for each other slot."""
     content_type, pieces = kept
     values = {CSRF_SLOT.encode(): lambda: get_token(request)}
-    values.update({(SLOT_PREFIX + name).encode(): make for name, make in (slots or {}).items()})
+    values.update({slot(name).encode(): make for name, make in (slots or {}).items()})
     found = {}
     for marker in pieces[1::2]:  # split() puts each marker between the pieces around it
         if marker not in found:

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import mark_safe
 
-from config.kept_pages import SLOT_PREFIX, rendering_kept_page
+from config.kept_pages import rendering_kept_page, slot
 from platform_app.services.projects import addresses
 from platform_app.services.teams.workspaces import workspace_choices
 
@@ -106,7 +106,7 @@ def workspace_options(context) -> str:
     request's own options go there (platform_app/pages/kept.py)."""
     request = context["request"]
     if rendering_kept_page(request):
-        return SLOT_PREFIX + SWITCHER_SLOT
+        return slot(SWITCHER_SLOT)
     return workspace_options_html(request.user, context["workspace"])
 
 

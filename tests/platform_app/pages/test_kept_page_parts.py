@@ -142,3 +142,15 @@ def test_a_failed_build_page_is_rendered_each_time(alice, project):
         path = f"/dashboard/acme/deployments/{deployment.pk}/"
         assert owner.get(path).templates
         assert bool(owner.get(path).templates) is not kept
+
+
+def test_text_shaped_like_a_slot_is_shown_as_text(alice, workspace):
+    """Only the template's own slots are filled: a project named like one shows its name on the kept page."""
+    from tests.platform_app.projects.factories import ProjectFactory
+
+    ProjectFactory(workspace=workspace, slug="odd", name="<kept-page-slot-switcher> <kept-page-slot-csrf>")
+    owner = sign_in(alice)
+    for _ in range(2):
+        html = owner.get("/dashboard/acme/").content.decode()
+        assert "&lt;kept-page-slot-switcher&gt; &lt;kept-page-slot-csrf&gt;" in html
+        assert html.count('<option value="acme" selected>Acme</option>') == 1
