@@ -353,10 +353,13 @@ class Bench:
         return self.url
 
     def worker_memory(self) -> list[str]:
-        """Resident memory of each web worker (the gunicorn master's children)."""
+        """Resident memory and threads of each web worker (the gunicorn master's children): a worker keeps a thread
+        and a database connection for each request it served at once (config/asgi.py)."""
         web = next(proc for label, proc, _ in self.procs if label == "web")
-        out = subprocess.run(["ps", "-o", "pid=,rss=", "--ppid", str(web.pid)], capture_output=True, text=True).stdout
-        return [f"pid {pid} {int(rss) / 1024:.0f} MiB" for pid, rss in (line.split() for line in out.splitlines())]
+        out = subprocess.run(["ps", "-o", "pid=,rss=,nlwp=", "--ppid", str(web.pid)], capture_output=True,
+                             text=True).stdout
+        return [f"pid {pid} {int(rss) / 1024:.0f} MiB ({threads} threads)"
+                for pid, rss, threads in (line.split() for line in out.splitlines())]
 
     # ---- load
     def wrk(self, path: str = "/", *, script: str = "", runs: int | None = None, warmup: int = 2,
