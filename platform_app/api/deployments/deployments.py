@@ -215,7 +215,6 @@ class DeploymentLogStreamView(PlatformView):
     def get(self, request, org_id, deployment_id):
         deployment = services.deployment_get(workspace=self.workspace, deployment_id=deployment_id)
         after = _resume_after(request)
-        asynchronous = isinstance(request._request, ASGIRequest)
         # a finished build's log is all there: answered whole, in one read, and kept
         whole = (kept_bytes(self, ("log-replay", after), partial(log_replay_whole, deployment_id=deployment.pk,
                                                                  status=deployment.status, after=after))
@@ -227,7 +226,7 @@ class DeploymentLogStreamView(PlatformView):
             credential, workspace_id = request_credential(request), self.workspace.pk
             # ASGI: an async body that holds no thread while open; WSGI (and the test client): driven from here
             content = log_stream_open(deployment_id=deployment.pk, after=after, holder=request.user.pk,
-                                      asynchronous=asynchronous,
+                                      asynchronous=isinstance(request._request, ASGIRequest),
                                       access_lost=partial(stream_access_lost, credential=credential,
                                                           workspace_id=workspace_id),
                                       access_key=(credential, workspace_id),
